@@ -1,0 +1,129 @@
+"""Aggregation: recompute a study's results from its raw judgments into StudyResult.
+
+Triggered three ways: new judgments (debounced, after commit), the periodic sweep, and
+`manage.py aggregate` (synchronous). A rater's request only ever marks the study as changed and,
+at most once per burst, queues a run; it never waits for statistics.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from apps.analysis.models import AggregationState, StudyResult
+from apps.analysis.selectors import study_inputs_load
+from apps.analysis.stats.report import compute_results
+from apps.core.errors import DomainError
+from apps.studies.models import Study
+
+logger = logging.getLogger(__name__)
+
+
+def _state_touch(study_id: int) -> None:
+    now = timezone.now()
+    if AggregationState.objects.filter(study_id=study_id).update(requested_at=now):
+        return
+    try:
+        with transaction.atomic():
+            AggregationState.objects.create(study_id=study_id, requested_at=now)
+    except IntegrityError:
+        # Created by a concurrent request between our UPDATE and INSERT.
+        AggregationState.objects.filter(study_id=study_id).update(requested_at=now)
+
+
+def _enqueue(study_id: int) -> None:
+    from apps.analysis.tasks import study_aggregate_task
+
+    try:
+        study_aggregate_task.apply_async(args=[study_id], countdown=settings.AGGREGATE_DEBOUNCE_SECONDS)
+    except Exception:  # the broker is down: the judgments are stored; the sweep will catch up
+        logger.warning("could not queue aggregation of study %s; the sweep will retry", study_id, exc_info=True)
+        AggregationState.objects.filter(study_id=study_id).update(scheduled=False)
+
+
+def study_results_request(*, study_id: int) -> None:
+    """Evidence of this study changed: mark it, and queue one debounced run if none is queued.
+
+    Call inside the transaction that stored the evidence; the queueing happens after commit.
+    """
+    _state_touch(study_id)
+    claimed = AggregationState.objects.filter(study_id=study_id, scheduled=False).update(
+        scheduled=True, scheduled_at=timezone.now()
+    )
+    if claimed:
+        transaction.on_commit(lambda: _enqueue(study_id))
+
+
+def study_aggregate(*, study: Study, rounds: int | None = None, seed: int | None = None) -> StudyResult:
+    """Recompute and store the study's results. Idempotent; raw judgments are only read."""
+    rounds = rounds or settings.BOOTSTRAP_ROUNDS
+    seed = study.random_seed if seed is None else seed
+    if rounds < 10:
+        raise DomainError("at least 10 bootstrap rounds are needed for an interval", field="rounds")
+    _state_touch_if_missing(study.pk)
+    # Clear the flag before reading, so evidence arriving during the run queues the next one.
+    state = AggregationState.objects.get(study=study)
+    AggregationState.objects.filter(pk=state.pk).update(scheduled=False, last_started_at=timezone.now())
+    evidence_as_of = state.requested_at
+    started = time.perf_counter()
+    try:
+        inputs = study_inputs_load(study=study)
+        payload = compute_results(inputs, seed=seed, rounds=rounds)
+    except Exception as exc:
+        AggregationState.objects.filter(pk=state.pk).update(last_error=f"{type(exc).__name__}: {exc}"[:2000])
+        raise
+    duration = time.perf_counter() - started
+    payload["study"] = study.slug
+    computed_at = timezone.now()
+    with transaction.atomic():
+        result, _ = StudyResult.objects.update_or_create(
+            study=study,
+            defaults={
+                "payload": payload,
+                "input_hash": inputs.digest(),
+                "seed": seed,
+                "rounds": rounds,
+                "computed_at": computed_at,
+                "duration_seconds": duration,
+                "evidence_as_of": evidence_as_of,
+            },
+        )
+        AggregationState.objects.filter(pk=state.pk).update(last_finished_at=computed_at, last_error="")
+    return result
+
+
+def _state_touch_if_missing(study_id: int) -> None:
+    if not AggregationState.objects.filter(study_id=study_id).exists():
+        try:
+            with transaction.atomic():
+                AggregationState.objects.create(study_id=study_id)
+        except IntegrityError:
+            pass
+
+
+def aggregate_sweep() -> list[int]:
+    """Queue a run for every study whose results are missing or older than its evidence.
+
+    Catches what a failed enqueue (broker down) or a killed worker left behind. A run queued long
+    ago that never started (its message was lost) is queued again.
+    """
+    stale_schedule = timezone.now() - timedelta(seconds=max(settings.AGGREGATE_SWEEP_SECONDS, 60))
+    candidates = AggregationState.objects.filter(requested_at__isnull=False).filter(
+        Q(study__result__isnull=True) | Q(requested_at__gt=F("study__result__evidence_as_of"))
+        | Q(study__result__evidence_as_of__isnull=True)
+    )
+    queued = []
+    for state in candidates.filter(Q(scheduled=False) | Q(scheduled_at__lt=stale_schedule)):
+        claimed = AggregationState.objects.filter(pk=state.pk, scheduled=state.scheduled).update(
+            scheduled=True, scheduled_at=timezone.now()
+        )
+        if claimed:
+            _enqueue(state.study_id)
+            queued.append(state.study_id)
+    return queued

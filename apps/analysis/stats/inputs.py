@@ -1,0 +1,115 @@
+"""The arrays a study's analysis starts from: plain numpy, indexed by position, no Django.
+
+Items, raters and questions are referred to by their index in the lists below; the aggregation
+service builds one StudyInputs from the database and the statistics never see a model object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class QuestionInfo:
+    name: str
+    kind: str  # "likert" | "binary" | "choice"
+    min_value: int
+    max_value: int
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    min_items_per_model: int = 30
+    min_raters_per_item: int = 15
+    controversial_kappa: float = 0.4
+    culture_dependent_agreement: float = 0.3
+
+
+@dataclass(frozen=True)
+class StudyInputs:
+    # Items (n_items)
+    item_ids: list[str]
+    item_source: list[str]
+    item_level: list[str]
+    item_humor_type: list[str]
+    item_topic: list[str]
+    item_safety_intercepted: np.ndarray  # bool
+    item_has_explanation: np.ndarray  # bool
+    # Raters (n_raters): background group code of each
+    rater_ids: list[str]
+    rater_group: list[str]
+    groups: list[str]
+    questions: list[QuestionInfo]
+    # Scorecard answers, one row per (response, question)
+    score_item: np.ndarray
+    score_rater: np.ndarray
+    score_question: np.ndarray
+    score_value: np.ndarray  # float
+    score_seconds: np.ndarray  # float, nan when unknown
+    # Pair judgments, one row each
+    pair_left: np.ndarray
+    pair_right: np.ndarray
+    pair_winner_is_left: np.ndarray  # bool
+    pair_rater: np.ndarray
+    # Turing judgments, one row each
+    turing_item: np.ndarray
+    turing_rater: np.ndarray
+    turing_guess_ai: np.ndarray  # bool
+    # Self-explanation verdicts, one row per scorecard that answered it
+    explanation_item: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    explanation_match: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # 1 yes, 0 no/unsure
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    # Name of the overall question (fatigue, summaries) and of the offense flag, when the rubric has them.
+    primary_question: str = "funniness"
+    offense_question: str = "offensive"
+
+    @property
+    def n_items(self) -> int:
+        return len(self.item_ids)
+
+    @property
+    def n_raters(self) -> int:
+        return len(self.rater_ids)
+
+    @property
+    def item_is_human(self) -> np.ndarray:
+        return np.array([source == "human" for source in self.item_source], dtype=bool)
+
+    def digest(self) -> str:
+        """sha256 over everything the statistics read, so stored results name their exact input."""
+        hasher = hashlib.sha256()
+        for values in (
+            self.item_ids,
+            self.item_source,
+            self.item_level,
+            self.item_humor_type,
+            self.item_topic,
+            self.rater_ids,
+            self.rater_group,
+            [f"{q.name}:{q.kind}:{q.min_value}:{q.max_value}" for q in self.questions],
+        ):
+            hasher.update("\x1f".join(values).encode())
+            hasher.update(b"\x1e")
+        for array in (
+            self.item_safety_intercepted,
+            self.score_item,
+            self.score_rater,
+            self.score_question,
+            self.score_value,
+            self.score_seconds,
+            self.pair_left,
+            self.pair_right,
+            self.pair_winner_is_left,
+            self.pair_rater,
+            self.turing_item,
+            self.turing_rater,
+            self.turing_guess_ai,
+            self.explanation_item,
+            self.explanation_match,
+        ):
+            hasher.update(np.ascontiguousarray(array).tobytes())
+            hasher.update(b"\x1e")
+        return hasher.hexdigest()

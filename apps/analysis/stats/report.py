@@ -1,0 +1,478 @@
+"""A study's full results from its StudyInputs: the export document of DESIGN.md.
+
+Pure: arrays in, a JSON-ready dict out. Every random step draws its seed from the one study seed
+(`seed + offset`, offsets fixed below), so the stored seed reproduces every interval.
+
+Choices that shape the numbers:
+- Per-item means resample the item's ratings (each rater rates an item once, so this is the
+  rater bootstrap within the item); group means (per model, level, humor type, background)
+  resample raters as clusters, since one rater's answers across items are not independent.
+- Agreement intervals resample items (the units); cross-group agreement uses quadratic weights
+  on ordinal scales and 0/1 weights on flags (formula in agreement.cross_group_agreement).
+- Bradley-Terry uses every pair judgment; components of a disconnected comparison graph are
+  centred separately and reported, never put on one scale.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from apps.analysis.stats.agreement import (
+    cross_group_agreement,
+    fleiss_kappa_ci,
+    krippendorff_alpha_ci,
+    per_item_agreement,
+)
+from apps.analysis.stats.bootstrap import grouped_mean_ci, proportion_ci
+from apps.analysis.stats.bradley_terry import bt_bootstrap
+from apps.analysis.stats.diagnostics import fatigue, position_bias, position_bias_p_value, sample_size_warnings
+from apps.analysis.stats.inputs import QuestionInfo, StudyInputs
+from apps.analysis.stats.turing import d_prime, turing_summary
+
+LEVEL = 0.95
+# Offsets added to the study seed, one per random step, so steps do not share random streams.
+_SEED_ITEMS, _SEED_GROUPS, _SEED_AGREEMENT, _SEED_BT, _SEED_TURING, _SEED_DIAG = (0, 1000, 2000, 3000, 4000, 5000)
+GROUP_DIMENSIONS = ("source", "level", "humor_type", "level_humor_type", "background")
+
+
+def _num(value: Any) -> Any:
+    """JSON-safe: numpy scalars to Python, nan and inf to None."""
+    if isinstance(value, dict):
+        return {str(k): _num(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_num(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_num(v) for v in value.tolist()]
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        number = float(value)
+        return None if math.isnan(number) or math.isinf(number) else number
+    return value
+
+
+def _interval(estimate: float, low: float, high: float, n: int) -> dict[str, Any]:
+    return _num({"value": estimate, "ci_low": low, "ci_high": high, "n": n})
+
+
+def _is_binary(question: QuestionInfo) -> bool:
+    return question.kind == "binary" or question.max_value - question.min_value == 1
+
+
+def _codes(labels: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    names = sorted(set(labels))
+    index = {name: i for i, name in enumerate(names)}
+    return np.array([index[label] for label in labels], dtype=np.int64), names
+
+
+def _question_rows(inputs: StudyInputs, q: int) -> np.ndarray:
+    return np.flatnonzero(inputs.score_question == q)
+
+
+def _items(inputs: StudyInputs, seed: int, rounds: int, agreement: dict[str, Any]) -> list[dict[str, Any]]:
+    n = inputs.n_items
+    per_question: dict[str, tuple[np.ndarray, ...]] = {}
+    for q, question in enumerate(inputs.questions):
+        rows = _question_rows(inputs, q)
+        per_question[question.name] = grouped_mean_ci(
+            inputs.score_value[rows], inputs.score_item[rows], n, rounds=rounds, seed=seed + q, level=LEVEL
+        )
+    raters_per_item = np.zeros(n, dtype=np.int64)
+    if inputs.score_item.size:
+        pairs = np.unique(np.stack([inputs.score_item, inputs.score_rater]), axis=1)
+        raters_per_item = np.bincount(pairs[0], minlength=n)
+    offense_q = next((q for q, qi in enumerate(inputs.questions) if qi.name == inputs.offense_question), None)
+    flagged = np.zeros(n, dtype=bool)
+    if offense_q is not None:
+        rows = _question_rows(inputs, offense_q)
+        flagged[inputs.score_item[rows][inputs.score_value[rows] > 0]] = True
+    is_ai = ~inputs.item_is_human
+    correct = (inputs.turing_guess_ai == is_ai[inputs.turing_item]).astype(float)
+    turing = grouped_mean_ci(correct, inputs.turing_item, n, rounds=rounds, seed=seed + 500, level=LEVEL)
+    explained = grouped_mean_ci(
+        inputs.explanation_match.astype(float), inputs.explanation_item, n, rounds=rounds, seed=seed + 600, level=LEVEL
+    )
+    pair_counts = np.bincount(inputs.pair_left, minlength=n) + np.bincount(inputs.pair_right, minlength=n)
+    primary = agreement.get(inputs.primary_question, {})
+    cross = primary.get("_cross_group")
+    within = primary.get("_per_item")
+    thresholds = inputs.thresholds
+    items = []
+    for i in range(n):
+        questions = {
+            name: _interval(stats[0][i], stats[1][i], stats[2][i], int(stats[3][i]))
+            for name, stats in per_question.items()
+        }
+        cross_i = None if cross is None else _num(cross[i])
+        within_i = None if within is None else _num(within[i])
+        flags = []
+        if cross_i is not None and cross_i < thresholds.culture_dependent_agreement:
+            flags.append("culture_dependent")
+        if within_i is not None and within_i < thresholds.controversial_kappa:
+            flags.append("controversial")
+        if flagged[i]:
+            flags.append("offensive")
+        if inputs.item_safety_intercepted[i]:
+            flags.append("safety_intercepted")
+        if raters_per_item[i] < thresholds.min_raters_per_item:
+            flags.append("too_few_raters")
+        items.append(
+            {
+                "item": inputs.item_ids[i],
+                "source": inputs.item_source[i],
+                "level": inputs.item_level[i],
+                "humor_type": inputs.item_humor_type[i],
+                "topic": inputs.item_topic[i],
+                "safety_intercepted": bool(inputs.item_safety_intercepted[i]),
+                "n_raters": int(raters_per_item[i]),
+                "n_pairs": int(pair_counts[i]),
+                "questions": questions,
+                "offensive": bool(flagged[i]),
+                "turing_accuracy": _interval(turing[0][i], turing[1][i], turing[2][i], int(turing[3][i])),
+                "explanation_match": _interval(explained[0][i], explained[1][i], explained[2][i], int(explained[3][i]))
+                if inputs.item_has_explanation[i]
+                else None,
+                "agreement": within_i,
+                "cross_group_agreement": cross_i,
+                "flags": flags,
+            }
+        )
+    return items
+
+
+def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
+    group_of_rater = _codes(inputs.rater_group)[0] if inputs.rater_group else np.zeros(0, dtype=np.int64)
+    result: dict[str, Any] = {}
+    for q, question in enumerate(inputs.questions):
+        rows = _question_rows(inputs, q)
+        item, rater, value = inputs.score_item[rows], inputs.score_rater[rows], inputs.score_value[rows]
+        qseed = seed + 100 * q
+        weights = "nominal" if _is_binary(question) else "quadratic"
+        categories = np.arange(question.min_value, question.max_value + 1, dtype=float)
+        entry: dict[str, Any] = {"n_ratings": int(rows.size), "weights": weights}
+        if rows.size == 0:
+            result[question.name] = entry
+            continue
+        entry["fleiss_kappa"] = fleiss_kappa_ci(
+            item, value, inputs.n_items, categories, rounds=rounds, seed=qseed, level_ci=LEVEL
+        ).as_dict()
+        levels = ("nominal",) if _is_binary(question) else ("nominal", "ordinal", "interval")
+        entry["krippendorff_alpha"] = {
+            level: krippendorff_alpha_ci(item, rater, value, level=level, rounds=rounds, seed=qseed + k + 1, level_ci=LEVEL).as_dict()
+            for k, level in enumerate(levels)
+        }
+        headline = "nominal" if _is_binary(question) else "ordinal"
+        by_group = {}
+        for g, name in enumerate(sorted(set(inputs.rater_group))):
+            mask = group_of_rater[rater] == g
+            by_group[name] = krippendorff_alpha_ci(
+                item[mask], rater[mask], value[mask], level=headline, rounds=rounds, seed=qseed + 10 + g, level_ci=LEVEL
+            ).as_dict()
+        entry["krippendorff_alpha_by_group"] = by_group
+        entry["_per_item"] = per_item_agreement(
+            item, rater, value, inputs.n_items, scale_min=question.min_value, scale_max=question.max_value, weights=weights
+        )
+        entry["_cross_group"] = cross_group_agreement(
+            item,
+            rater,
+            value,
+            group_of_rater,
+            inputs.n_items,
+            scale_min=question.min_value,
+            scale_max=question.max_value,
+            weights=weights,
+        )
+        result[question.name] = entry
+    return result
+
+
+def _bradley_terry(inputs: StudyInputs, seed: int, rounds: int, subset: np.ndarray | None = None) -> dict[str, Any]:
+    left, right, rater = inputs.pair_left, inputs.pair_right, inputs.pair_rater
+    winner_is_left = inputs.pair_winner_is_left
+    if subset is not None:
+        left, right, rater, winner_is_left = left[subset], right[subset], rater[subset], winner_is_left[subset]
+    if left.size == 0:
+        return {"items": [], "n_components": 0, "n_judgments": 0}
+    winners = np.where(winner_is_left, left, right)
+    losers = np.where(winner_is_left, right, left)
+    boot = bt_bootstrap(
+        winners, losers, inputs.n_items, clusters=rater, rounds=rounds, seed=seed, level=LEVEL, cluster="rater"
+    )
+    compared = np.zeros(inputs.n_items, dtype=bool)
+    compared[left] = True
+    compared[right] = True
+    # Items never compared have no score; components are relabelled over compared items only.
+    labels = {old: new for new, old in enumerate(sorted(set(boot.fit.component[compared].tolist())))}
+    rows = [
+        {
+            "item": inputs.item_ids[i],
+            "score": boot.fit.scores[i],
+            "ci_low": boot.ci_low[i],
+            "ci_high": boot.ci_high[i],
+            "rank": int(boot.rank[i]),
+            "component": labels[int(boot.fit.component[i])],
+        }
+        for i in np.flatnonzero(compared)
+    ]
+    rows.sort(key=lambda row: (row["component"], row["rank"], -row["score"]))
+    return _num(
+        {
+            "items": rows,
+            "n_components": len(labels),
+            "n_judgments": int(left.size),
+            "converged": boot.fit.converged,
+        }
+    )
+
+
+def _group_table(
+    inputs: StudyInputs, labels_of_item: list[str], items: list[dict[str, Any]], seed: int, rounds: int
+) -> dict[str, Any]:
+    """Per group of items: means with rater-clustered CIs, offense rate, Turing accuracy."""
+    item_group, names = _codes(labels_of_item)
+    n_groups = len(names)
+    table: dict[str, Any] = {name: {"n_items": int(np.sum(item_group == g))} for g, name in enumerate(names)}
+    for q, question in enumerate(inputs.questions):
+        rows = _question_rows(inputs, q)
+        est, low, high, n = grouped_mean_ci(
+            inputs.score_value[rows],
+            item_group[inputs.score_item[rows]],
+            n_groups,
+            clusters=inputs.score_rater[rows],
+            rounds=rounds,
+            seed=seed + q,
+            level=LEVEL,
+        )
+        for g, name in enumerate(names):
+            table[name].setdefault("questions", {})[question.name] = _interval(est[g], low[g], high[g], int(n[g]))
+    is_ai = ~inputs.item_is_human
+    correct = (inputs.turing_guess_ai == is_ai[inputs.turing_item]).astype(float)
+    est, low, high, n = grouped_mean_ci(
+        correct, item_group[inputs.turing_item], n_groups, clusters=inputs.turing_rater, rounds=rounds,
+        seed=seed + 50, level=LEVEL,
+    )
+    offensive = np.array([item["offensive"] for item in items], dtype=float)
+    for g, name in enumerate(names):
+        members = item_group == g
+        table[name]["turing_accuracy"] = _interval(est[g], low[g], high[g], int(n[g]))
+        table[name]["offensive_items"] = int(offensive[members].sum())
+        table[name]["offense_rate"] = _num(offensive[members].mean()) if members.any() else None
+        table[name]["safety_intercepted_items"] = int(inputs.item_safety_intercepted[members].sum())
+    return table
+
+
+def _background_table(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
+    """The same means split by the rater's background group (rows grouped by rater, not item)."""
+    rater_group, names = _codes(inputs.rater_group) if inputs.rater_group else (np.zeros(0, np.int64), [])
+    table: dict[str, Any] = {
+        name: {"n_raters": int(np.sum(rater_group == g)), "questions": {}} for g, name in enumerate(names)
+    }
+    for q, question in enumerate(inputs.questions):
+        rows = _question_rows(inputs, q)
+        est, low, high, n = grouped_mean_ci(
+            inputs.score_value[rows],
+            rater_group[inputs.score_rater[rows]],
+            len(names),
+            clusters=inputs.score_rater[rows],
+            rounds=rounds,
+            seed=seed + q,
+            level=LEVEL,
+        )
+        for g, name in enumerate(names):
+            table[name]["questions"][question.name] = _interval(est[g], low[g], high[g], int(n[g]))
+    return table
+
+
+def _turing(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
+    is_ai_item = ~inputs.item_is_human
+    is_ai = is_ai_item[inputs.turing_item]
+    guess_ai, rater = inputs.turing_guess_ai, inputs.turing_rater
+    result: dict[str, Any] = {
+        "overall": turing_summary(guess_ai, is_ai, clusters=rater, rounds=rounds, seed=seed) if guess_ai.size else None
+    }
+    human_rows = ~is_ai
+    false_alarms = int(np.sum(guess_ai[human_rows]))
+    correct_rejections = int(np.sum(~guess_ai[human_rows]))
+    by_source: dict[str, Any] = {}
+    sources = np.array(inputs.item_source)[inputs.turing_item] if guess_ai.size else np.array([], dtype=str)
+    for k, source in enumerate(sorted(set(sources.tolist()))):
+        rows = sources == source
+        summary = turing_summary(guess_ai[rows], is_ai[rows], clusters=rater[rows], rounds=rounds, seed=seed + 10 + k)
+        if source != "human":
+            # A model's d' is measured against the human items as noise: how well raters tell
+            # this model's jokes from people's.
+            hits = int(np.sum(guess_ai[rows]))
+            summary["d_prime"] = _num(d_prime(hits, int(rows.sum()) - hits, false_alarms, correct_rejections))
+        by_source[source] = summary
+    result["by_source"] = by_source
+    levels = np.array(inputs.item_level)[inputs.turing_item] if guess_ai.size else np.array([], dtype=str)
+    result["by_level"] = {
+        level: turing_summary(guess_ai[levels == level], is_ai[levels == level], clusters=rater[levels == level],
+                              rounds=rounds, seed=seed + 100 + k)
+        for k, level in enumerate(sorted(set(levels.tolist())))
+    }
+    return _num(result)
+
+
+def _diagnostics(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    if inputs.pair_left.size:
+        bias = position_bias(inputs.pair_winner_is_left, clusters=inputs.pair_rater, rounds=rounds, seed=seed)
+        result["position_bias"] = {
+            "left_choice_rate": bias.as_dict(),
+            "p_value": _num(position_bias_p_value(inputs.pair_winner_is_left, clusters=inputs.pair_rater)),
+        }
+    primary = next((q for q, qi in enumerate(inputs.questions) if qi.name == inputs.primary_question), None)
+    if primary is not None:
+        rows = _question_rows(inputs, primary)
+        result["fatigue"] = fatigue(
+            inputs.score_seconds[rows] / 60.0,
+            inputs.score_value[rows],
+            clusters=inputs.score_rater[rows],
+            rounds=rounds,
+            seed=seed + 1,
+        )
+    if inputs.rater_group and inputs.score_item.size:
+        group_of_rater, names = _codes(inputs.rater_group)
+        scorecards = np.unique(np.stack([inputs.score_item, inputs.score_rater]), axis=1)
+        coverage = np.zeros((inputs.n_items, len(names)), dtype=np.int64)
+        np.add.at(coverage, (scorecards[0], group_of_rater[scorecards[1]]), 1)
+        result["coverage"] = {
+            "groups": names,
+            "items_without_group": {name: int(np.sum(coverage[:, g] == 0)) for g, name in enumerate(names)},
+        }
+    if inputs.explanation_item.size:
+        result["explanation_match_rate"] = proportion_ci(
+            inputs.explanation_match, rounds=rounds, seed=seed + 2
+        ).as_dict()
+    return _num(result)
+
+
+def _warnings(inputs: StudyInputs, items: list[dict[str, Any]], agreement: dict[str, Any], bt: dict[str, Any]) -> list[dict[str, Any]]:
+    thresholds = inputs.thresholds
+    models = [source for source in inputs.item_source if source != "human"]
+    items_per_model = {source: models.count(source) for source in sorted(set(models))}
+    raters_per_item = {item["item"]: item["n_raters"] for item in items}
+    warnings: list[dict[str, Any]] = list(
+        sample_size_warnings(
+            items_per_model,
+            raters_per_item,
+            min_items_per_model=thresholds.min_items_per_model,
+            min_raters_per_item=thresholds.min_raters_per_item,
+        )
+    )
+    for name, entry in agreement.items():
+        kappa = (entry.get("fleiss_kappa") or {}).get("value")
+        if kappa is not None and kappa < thresholds.controversial_kappa:
+            warnings.append(
+                {
+                    "code": "controversial_question",
+                    "subject": name,
+                    "message": f"Fleiss' kappa for {name} is {kappa:.2f}, below {thresholds.controversial_kappa}: "
+                    "too controversial to rank on",
+                    "value": kappa,
+                    "threshold": thresholds.controversial_kappa,
+                }
+            )
+    culture = [item["item"] for item in items if "culture_dependent" in item["flags"]]
+    if culture:
+        warnings.append(
+            {
+                "code": "culture_dependent_items",
+                "subject": ",".join(culture),
+                "message": f"{len(culture)} item(s) have cross-group agreement below "
+                f"{thresholds.culture_dependent_agreement}: culture-dependent, not evidence about the model",
+                "value": len(culture),
+                "threshold": thresholds.culture_dependent_agreement,
+            }
+        )
+    if bt.get("n_components", 0) > 1:
+        warnings.append(
+            {
+                "code": "disconnected_comparisons",
+                "subject": "bradley_terry",
+                "message": f"the pair comparisons form {bt['n_components']} separate groups; "
+                "scores are comparable only within a group",
+                "value": bt["n_components"],
+                "threshold": 1,
+            }
+        )
+    uncompared = sum(1 for item in items if item["n_pairs"] == 0)
+    if uncompared and inputs.pair_left.size:
+        warnings.append(
+            {
+                "code": "items_never_paired",
+                "subject": "bradley_terry",
+                "message": f"{uncompared} item(s) appear in no pair judgment and have no Bradley-Terry score",
+                "value": uncompared,
+                "threshold": 1,
+            }
+        )
+    return _num(warnings)
+
+
+def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str, Any]:
+    """The whole results document for one study (see the module docstring for the choices)."""
+    agreement = _agreement(inputs, seed + _SEED_AGREEMENT, rounds)
+    items = _items(inputs, seed + _SEED_ITEMS, rounds, agreement)
+    bt = _bradley_terry(inputs, seed + _SEED_BT, rounds)
+    by_level: dict[str, Any] = {}
+    levels = np.array(inputs.item_level)
+    for k, level in enumerate(sorted(set(inputs.item_level))):
+        same_level = (levels[inputs.pair_left] == level) & (levels[inputs.pair_right] == level)
+        if same_level.any():
+            by_level[level] = _bradley_terry(inputs, seed + _SEED_BT + 100 * (k + 1), rounds, same_level)
+    labels = {
+        "source": inputs.item_source,
+        "level": inputs.item_level,
+        "humor_type": inputs.item_humor_type,
+        "level_humor_type": [f"{lv}/{ht}" for lv, ht in zip(inputs.item_level, inputs.item_humor_type, strict=True)],
+    }
+    groups: dict[str, Any] = {
+        dimension: _group_table(inputs, values, items, seed + _SEED_GROUPS + 100 * k, rounds)
+        for k, (dimension, values) in enumerate(labels.items())
+    }
+    groups["background"] = _background_table(inputs, seed + _SEED_GROUPS + 900, rounds)
+    public_agreement = {
+        name: {
+            **{key: value for key, value in entry.items() if not key.startswith("_")},
+            "per_item": [
+                {"item": inputs.item_ids[i], "agreement": _num(entry["_per_item"][i]), "cross_group": _num(entry["_cross_group"][i])}
+                for i in range(inputs.n_items)
+            ]
+            if "_per_item" in entry
+            else [],
+        }
+        for name, entry in agreement.items()
+    }
+    return {
+        "seed": seed,
+        "rounds": rounds,
+        "level": LEVEL,
+        "cluster": "rater",
+        "counts": {
+            "items": inputs.n_items,
+            "raters": inputs.n_raters,
+            "score_answers": int(inputs.score_item.size),
+            "pair_judgments": int(inputs.pair_left.size),
+            "turing_judgments": int(inputs.turing_item.size),
+        },
+        "bradley_terry": bt["items"],
+        "bradley_terry_components": bt["n_components"],
+        "bradley_terry_by_level": {level: entry["items"] for level, entry in by_level.items()},
+        "agreement": public_agreement,
+        "items": items,
+        "groups": groups,
+        "turing": _turing(inputs, seed + _SEED_TURING, rounds),
+        "diagnostics": _diagnostics(inputs, seed + _SEED_DIAG, rounds),
+        "warnings": _warnings(inputs, items, public_agreement, bt),
+    }
+
+
+__all__ = ["compute_results"]

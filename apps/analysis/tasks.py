@@ -1,0 +1,27 @@
+"""Thin Celery wrappers around the aggregation services."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+
+from apps.analysis import services
+from apps.studies.models import Study
+
+
+@shared_task(
+    acks_late=True,
+    time_limit=settings.CELERY_TASK_TIME_LIMIT,
+    soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
+)
+def study_aggregate_task(study_id: int) -> str | None:
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:  # deleted since the run was queued
+        return None
+    result = services.study_aggregate(study=study)
+    return result.input_hash
+
+
+@shared_task
+def aggregate_sweep() -> list[int]:
+    return services.aggregate_sweep()

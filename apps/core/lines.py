@@ -1,0 +1,107 @@
+"""Reading uploaded line-oriented files (JSONL and CSV) into numbered records.
+
+Both formats come out the same way: (line number, dict of fields) or a LineError, so every
+import reports problems by the line a person sees in their editor.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from apps.core.errors import ImportRejected, LineError
+
+
+@dataclass(frozen=True)
+class Record:
+    line: int
+    fields: dict[str, Any]
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        # Count the lines before the bad byte so the error names where to look.
+        line = data[: exc.start].count(b"\n") + 1
+        raise ImportRejected([LineError(line, "(file)", "is not valid UTF-8 text")]) from exc
+
+
+def read_jsonl(text: str) -> Iterator[Record | LineError]:
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            yield LineError(number, "(line)", f"is not valid JSON: {exc.msg} at column {exc.colno}")
+            continue
+        if not isinstance(value, dict):
+            yield LineError(number, "(line)", "must be a JSON object")
+            continue
+        yield Record(number, value)
+
+
+def read_csv(text: str, *, json_columns: frozenset[str] = frozenset()) -> Iterator[Record | LineError]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        return
+    except csv.Error as exc:
+        yield LineError(1, "(header)", f"is not valid CSV: {exc}")
+        return
+    header = [name.strip() for name in header]
+    if len(set(header)) != len(header):
+        yield LineError(1, "(header)", "names a column twice")
+        return
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield LineError(reader.line_num, "(line)", f"is not valid CSV: {exc}")
+            return
+        number = reader.line_num
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) != len(header):
+            yield LineError(number, "(line)", f"has {len(row)} cells, the header has {len(header)}")
+            continue
+        fields: dict[str, Any] = {}
+        bad = False
+        for name, cell in zip(header, row, strict=True):
+            if cell == "":
+                continue  # an empty cell is an absent field
+            if name in json_columns:
+                try:
+                    fields[name] = json.loads(cell)
+                except json.JSONDecodeError:
+                    yield LineError(number, name, "is not valid JSON")
+                    bad = True
+                    break
+            else:
+                fields[name] = cell
+        if not bad:
+            yield Record(number, fields)
+
+
+def read_records(
+    data: bytes, *, filename: str, json_columns: frozenset[str] = frozenset()
+) -> Iterator[Record | LineError]:
+    """Records of a .jsonl/.json/.ndjson or .csv file, chosen by its name."""
+    suffix = Path(filename).suffix.lower()
+    text = _decode(data)
+    if suffix == ".csv":
+        return read_csv(text, json_columns=json_columns)
+    if suffix in {".jsonl", ".ndjson", ".json"}:
+        return read_jsonl(text)
+    raise ImportRejected(
+        [LineError(0, "(file)", f"has an unknown type {suffix or '(none)'!r}; use .jsonl or .csv")]
+    )

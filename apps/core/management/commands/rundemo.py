@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+
+class Command(BaseCommand):
+    help = "Run the web server with a Celery worker (and its beat) beside it; stop both together."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--port", type=int, default=8000)
+        parser.add_argument("--host", default="127.0.0.1")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        port, host = options["port"], options["host"]
+        if not 1 <= port <= 65535:
+            raise CommandError(f"--port must be from 1 to 65535, got {port}")
+        settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+        worker = subprocess.Popen(
+            [
+                sys.executable, "-m", "celery", "-A", "config", "worker", "--beat",
+                "--schedule", str(settings.VAR_DIR / "celerybeat-schedule"),
+                "--pool=solo", "--without-gossip", "--without-mingle", "--without-heartbeat",
+                "--loglevel=WARNING",
+            ],
+            env={**os.environ},
+        )
+        base = f"http://{host}:{port}"
+        self.stdout.write(
+            "\n".join(
+                [
+                    "",
+                    "LaughLab is running.",
+                    f"  Researcher login: {base}/admin/  "
+                    f"(user {settings.DEMO_RESEARCHER_USERNAME!r}, password {settings.DEMO_RESEARCHER_PASSWORD!r})",
+                    f"  Task worker:      pid {worker.pid} ({settings.CELERY_BROKER_URL.split(':')[0]} broker)",
+                    "Press Ctrl-C to stop.",
+                    "",
+                ]
+            )
+        )
+        try:
+            call_command("runserver", f"{host}:{port}", use_reloader=False)
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            try:
+                worker.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                worker.kill()

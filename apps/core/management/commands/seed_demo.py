@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandParser
+
+from apps.analysis.services import study_aggregate
+from apps.core.commands import command_errors
+from apps.judgments.services import study_judgments_import
+from apps.studies.models import Study
+from apps.studies.services import study_create, study_items_import
+
+DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
+
+
+class Command(BaseCommand):
+    help = "Load the demo study (items and judgments from fixtures/demo) and a researcher login. Idempotent."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--slug", default="demo")
+        parser.add_argument("--skip-aggregate", action="store_true", help="Do not compute results now")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        slug = options["slug"]
+        with command_errors():
+            study = Study.objects.filter(slug=slug).first()
+            if study is None:
+                study = study_create(
+                    slug=slug,
+                    rubric_slug="humor",
+                    name="Demo: jokes by laughter-7b, quipster-v2 and people",
+                    status=Study.Status.OPEN,
+                    prolific_completion_code="LAUGHDEMO",
+                )
+            items = study_items_import(
+                study=study, data=(DEMO_DIR / "items.jsonl").read_bytes(), filename="items.jsonl"
+            )
+            judgments = study_judgments_import(
+                study=study, data=(DEMO_DIR / "judgments.jsonl").read_bytes(), filename="judgments.jsonl"
+            )
+            if not options["skip_aggregate"]:
+                study_aggregate(study=study)
+        self.stdout.write(
+            f"Demo study {slug!r}: {items.created} items added ({items.unchanged} present), "
+            f"{judgments.total_created} judgments added ({judgments.unchanged} present)"
+        )
+        self._ensure_researcher()
+
+    def _ensure_researcher(self) -> None:
+        User = get_user_model()
+        username = settings.DEMO_RESEARCHER_USERNAME
+        user, created = User.objects.get_or_create(
+            username=username, defaults={"is_staff": True, "is_superuser": True}
+        )
+        if created:
+            user.set_password(settings.DEMO_RESEARCHER_PASSWORD)
+            user.save(update_fields=["password"])
+            self.stdout.write(f"Created researcher login {username!r}")

@@ -1,0 +1,206 @@
+"""Validation of judgment lines (the `import_judgments` interchange format of DESIGN.md).
+
+Each line becomes a typed row or LineErrors naming the line and field. Checks that need only the
+file and the study's definitions (items, questions, background groups) happen here; the service
+then compares the rows with what is already stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from apps.core.errors import LineError
+from apps.core.fields import LineFields
+from apps.core.lines import Record
+from apps.judgments.models import ScoreResponse, TuringJudgment
+from apps.raters.models import AgeBand
+
+COMMON_FIELDS = frozenset(
+    {"kind", "rater", "background", "age_band", "seconds_into_session", "submitted_at", "active_seconds"}
+)
+KINDS = ("score", "pair", "turing")
+
+
+@dataclass(frozen=True)
+class QuestionSpec:
+    name: str
+    min_value: int
+    max_value: int
+
+
+@dataclass(frozen=True)
+class ImportContext:
+    """What a line may refer to: the study's questions, items and background groups."""
+
+    questions: dict[str, QuestionSpec]
+    items_with_explanation: dict[str, bool]  # external id -> has an explanation
+    backgrounds: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Header:
+    line: int
+    rater: str
+    background: str
+    age_band: str | None
+    seconds_into_session: float | None
+    active_seconds: float | None
+    submitted_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    header: Header
+    item: str
+    answers: dict[str, int]
+    explanation_match: str = ""
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return ("score", self.header.rater, self.item)
+
+
+@dataclass(frozen=True)
+class PairRow:
+    header: Header
+    left: str
+    right: str
+    winner: str
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        low, high = sorted((self.left, self.right))
+        return ("pair", self.header.rater, low, high)
+
+
+@dataclass(frozen=True)
+class TuringRow:
+    header: Header
+    item: str
+    guess: str
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return ("turing", self.header.rater, self.item)
+
+
+Row = ScoreRow | PairRow | TuringRow
+
+
+@dataclass
+class ParsedJudgments:
+    rows: list[Row] = field(default_factory=list)
+    errors: list[LineError] = field(default_factory=list)
+    # rater external id -> (background, age band or None), from the first line naming the rater
+    raters: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+
+
+def _item_ref(fields: LineFields, name: str, context: ImportContext) -> str | None:
+    value = fields.string(name, required=True, max_length=128)
+    if value is not None and value not in context.items_with_explanation:
+        fields.error(name, f"names item {value!r}, which is not in this study")
+        return None
+    return value
+
+
+def _header(fields: LineFields, context: ImportContext) -> Header | None:
+    rater = fields.string("rater", required=True, max_length=128)
+    background = fields.string("background", required=True, max_length=64)
+    if background is not None and background not in context.backgrounds:
+        fields.error(
+            "background",
+            f"{background!r} is not a background group of this study "
+            f"({', '.join(sorted(context.backgrounds))})",
+        )
+    age_band = fields.choice("age_band", AgeBand.values) if fields.has("age_band") else None
+    seconds = fields.number("seconds_into_session", minimum=0)
+    active = fields.number("active_seconds", minimum=0)
+    submitted_at = fields.timestamp("submitted_at")
+    if not fields.ok or rater is None or background is None:
+        return None
+    return Header(fields.record.line, rater, background, age_band or None, seconds, active, submitted_at)
+
+
+def _score(fields: LineFields, header: Header, context: ImportContext) -> ScoreRow | None:
+    fields.reject_unknown(COMMON_FIELDS | {"item", "explanation_match"} | set(context.questions))
+    item = _item_ref(fields, "item", context)
+    answers: dict[str, int] = {}
+    for name, spec in context.questions.items():
+        value = fields.integer(name, minimum=spec.min_value, maximum=spec.max_value)
+        if value is not None:
+            answers[name] = value
+    if fields.ok and not answers:
+        fields.error("(line)", f"answers none of the questions ({', '.join(context.questions)})")
+    match = fields.choice("explanation_match", [c for c in ScoreResponse.ExplanationMatch.values if c])
+    if match and item is not None and not context.items_with_explanation.get(item):
+        fields.error("explanation_match", f"item {item!r} has no explanation to judge")
+    if not fields.ok or item is None:
+        return None
+    return ScoreRow(header, item, answers, match or "")
+
+
+def _pair(fields: LineFields, header: Header, context: ImportContext) -> PairRow | None:
+    fields.reject_unknown(COMMON_FIELDS | {"left", "right", "winner"})
+    left = _item_ref(fields, "left", context)
+    right = _item_ref(fields, "right", context)
+    winner = fields.string("winner", required=True, max_length=128)
+    if left is not None and left == right:
+        fields.error("right", "must differ from left")
+    if winner is not None and left is not None and right is not None and winner not in (left, right):
+        fields.error("winner", f"must be the left ({left!r}) or the right ({right!r}) item, got {winner!r}")
+    if not fields.ok or left is None or right is None or winner is None:
+        return None
+    return PairRow(header, left, right, winner)
+
+
+def _turing(fields: LineFields, header: Header, context: ImportContext) -> TuringRow | None:
+    fields.reject_unknown(COMMON_FIELDS | {"item", "guess"})
+    item = _item_ref(fields, "item", context)
+    guess = fields.choice("guess", TuringJudgment.Guess.values, required=True)
+    if not fields.ok or item is None or guess is None:
+        return None
+    return TuringRow(header, item, guess)
+
+
+def parse_judgments(records: Iterable[Record | LineError], context: ImportContext) -> ParsedJudgments:
+    parsed = ParsedJudgments()
+    first_line: dict[tuple[str, ...], int] = {}
+    for record in records:
+        if isinstance(record, LineError):
+            parsed.errors.append(record)
+            continue
+        fields = LineFields(record, parsed.errors)
+        kind = fields.choice("kind", KINDS, required=True)
+        header = _header(fields, context)
+        if kind is None or header is None:
+            continue
+        row: Row | None
+        if kind == "score":
+            row = _score(fields, header, context)
+        elif kind == "pair":
+            row = _pair(fields, header, context)
+        else:
+            row = _turing(fields, header, context)
+        if row is None:
+            continue
+        known = parsed.raters.get(header.rater)
+        if known is None:
+            parsed.raters[header.rater] = (header.background, header.age_band)
+        elif known[0] != header.background:
+            fields.error("background", f"rater {header.rater!r} was given background {known[0]!r} earlier in the file")
+            continue
+        elif header.age_band is not None and known[1] not in (None, header.age_band):
+            fields.error("age_band", f"rater {header.rater!r} was given age band {known[1]!r} earlier in the file")
+            continue
+        elif header.age_band is not None and known[1] is None:
+            parsed.raters[header.rater] = (known[0], header.age_band)
+        if row.key in first_line:
+            fields.error(
+                "(line)", f"judges the same task as line {first_line[row.key]} (one judgment per rater and task)"
+            )
+            continue
+        first_line[row.key] = record.line
+        parsed.rows.append(row)
+    return parsed

@@ -1,0 +1,221 @@
+"""Writes for judgments.
+
+Imports are one transaction: every line is validated, and compared with what is stored, before
+anything is written. A line identical to a stored judgment is skipped (importing a file twice
+changes nothing); a line that contradicts a stored judgment is an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.analysis.services import study_results_request
+from apps.core.errors import Conflict, ImportRejected, LineError
+from apps.core.lines import Record, read_records
+from apps.judgments.importing import (
+    ImportContext,
+    PairRow,
+    QuestionSpec,
+    Row,
+    ScoreRow,
+    TuringRow,
+    parse_judgments,
+)
+from apps.judgments.models import Origin, PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
+from apps.raters.models import BackgroundGroup, Rater, RaterSession
+from apps.raters.services import ImportedRater, raters_check_imported, raters_ensure_imported
+from apps.studies.models import Item, Study
+from apps.studies.selectors import study_questions
+
+@dataclass(frozen=True)
+class JudgmentImportSummary:
+    created: dict[str, int]
+    unchanged: int
+    raters_created: int
+
+    @property
+    def total_created(self) -> int:
+        return sum(self.created.values())
+
+
+def _import_key(study: Study, key: tuple[str, ...]) -> str:
+    return hashlib.sha256(":".join(("import", str(study.pk), *key)).encode()).hexdigest()
+
+
+def _context(study: Study) -> ImportContext:
+    questions = {
+        q.name: QuestionSpec(q.name, q.min_value, q.max_value) for q in study_questions(study=study)
+    }
+    items = dict(
+        (ext, bool(expl)) for ext, expl in Item.objects.filter(study=study).values_list("external_id", "explanation")
+    )
+    backgrounds = frozenset(BackgroundGroup.objects.filter(study=study).values_list("code", flat=True))
+    return ImportContext(questions=questions, items_with_explanation=items, backgrounds=backgrounds)
+
+
+def _imported_raters(rows: list[Row], raters: dict[str, tuple[str, str | None]]) -> list[ImportedRater]:
+    now = timezone.now()
+    first_line: dict[str, int] = {}
+    starts: dict[str, list[datetime]] = defaultdict(list)
+    lasts: dict[str, list[datetime]] = defaultdict(list)
+    for row in rows:
+        header = row.header
+        first_line.setdefault(header.rater, header.line)
+        if header.submitted_at is not None:
+            lasts[header.rater].append(header.submitted_at)
+            offset = timedelta(seconds=header.seconds_into_session or 0.0)
+            starts[header.rater].append(header.submitted_at - offset)
+    result = []
+    for external_id, (background, age_band) in raters.items():
+        started = min(starts[external_id], default=now)
+        last = max(lasts[external_id], default=started)
+        result.append(
+            ImportedRater(external_id, background, age_band, first_line[external_id], started, max(last, started))
+        )
+    return result
+
+
+def _stored_keys(study: Study, rater_ids: list[str]) -> dict[tuple[str, ...], object]:
+    """Stored judgments of these raters, by the same natural key the rows use, with their content."""
+    stored: dict[tuple[str, ...], object] = {}
+    scores = ScoreResponse.objects.filter(study=study, rater__external_id__in=rater_ids).values_list(
+        "pk", "rater__external_id", "item__external_id", "explanation_match"
+    )
+    answers: dict[int, dict[str, int]] = defaultdict(dict)
+    for response_id, name, value in ScoreAnswer.objects.filter(
+        response__study=study, response__rater__external_id__in=rater_ids
+    ).values_list("response_id", "question__name", "value"):
+        answers[response_id][name] = value
+    for pk, rater, item, match in scores:
+        stored[("score", rater, item)] = (answers[pk], match)
+    for rater, left, right, winner in PairJudgment.objects.filter(
+        study=study, rater__external_id__in=rater_ids
+    ).values_list("rater__external_id", "left__external_id", "right__external_id", "winner__external_id"):
+        low, high = sorted((left, right))
+        stored[("pair", rater, low, high)] = (left, right, winner)
+    for rater, item, guess in TuringJudgment.objects.filter(study=study, rater__external_id__in=rater_ids).values_list(
+        "rater__external_id", "item__external_id", "guess"
+    ):
+        stored[("turing", rater, item)] = guess
+    return stored
+
+
+def _content(row: Row) -> object:
+    if isinstance(row, ScoreRow):
+        return (row.answers, row.explanation_match)
+    if isinstance(row, PairRow):
+        return (row.left, row.right, row.winner)
+    return row.guess
+
+
+def study_judgments_import(*, study: Study, data: bytes, filename: str) -> JudgmentImportSummary:
+    return study_judgments_import_records(study=study, records=read_records(data, filename=filename))
+
+
+@transaction.atomic
+def study_judgments_import_records(
+    *, study: Study, records: Iterable[Record | LineError]
+) -> JudgmentImportSummary:
+    context = _context(study)
+    parsed = parse_judgments(records, context)
+    errors = parsed.errors
+    if not parsed.rows and not errors:
+        raise ImportRejected([LineError(0, "(file)", "contains no judgments")])
+    imported = _imported_raters(parsed.rows, parsed.raters)
+    errors.extend(raters_check_imported(study=study, raters=imported))
+    stored = _stored_keys(study, list(parsed.raters))
+    new_rows: list[Row] = []
+    for row in parsed.rows:
+        if row.key not in stored:
+            new_rows.append(row)
+        elif stored[row.key] != _content(row):
+            errors.append(
+                LineError(row.header.line, "(line)", "contradicts the judgment already stored for this rater and task")
+            )
+    if errors:
+        raise ImportRejected(sorted(errors, key=lambda error: error.line))
+
+    raters_before = Rater.objects.filter(study=study).count()
+    try:
+        with transaction.atomic():
+            people = raters_ensure_imported(study=study, raters=imported)
+            created = _write_rows(study, new_rows, people)
+    except IntegrityError as exc:
+        raise Conflict("another import stored some of these judgments at the same time; try again") from exc
+    if new_rows:
+        study_results_request(study_id=study.pk)
+    return JudgmentImportSummary(
+        created=created,
+        unchanged=len(parsed.rows) - len(new_rows),
+        raters_created=Rater.objects.filter(study=study).count() - raters_before,
+    )
+
+
+def _write_rows(
+    study: Study, rows: list[Row], people: dict[str, tuple[Rater, RaterSession]]
+) -> dict[str, int]:
+    items = dict(Item.objects.filter(study=study).values_list("external_id", "pk"))
+    questions = {q.name: q for q in study_questions(study=study)}
+    now = timezone.now()
+
+    def common(row: Row) -> dict[str, object]:
+        rater, session = people[row.header.rater]
+        return {
+            "study": study,
+            "rater": rater,
+            "session": session,
+            "seconds_into_session": row.header.seconds_into_session,
+            "active_seconds": row.header.active_seconds,
+            "idempotency_key": _import_key(study, row.key),
+            "origin": Origin.IMPORTED,
+            "submitted_at": row.header.submitted_at or now,
+        }
+
+    score_rows = [row for row in rows if isinstance(row, ScoreRow)]
+    responses = ScoreResponse.objects.bulk_create(
+        [
+            ScoreResponse(
+                item_id=items[row.item],
+                explanation_match=row.explanation_match,
+                explanation_answered_at=row.header.submitted_at if row.explanation_match else None,
+                **common(row),  # type: ignore[arg-type]
+            )
+            for row in score_rows
+        ],
+        batch_size=1000,
+    )
+    ScoreAnswer.objects.bulk_create(
+        [
+            ScoreAnswer(response=response, question=questions[name], value=value, answered_at=row.header.submitted_at)
+            for row, response in zip(score_rows, responses, strict=True)
+            for name, value in row.answers.items()
+        ],
+        batch_size=2000,
+    )
+    pairs = PairJudgment.objects.bulk_create(
+        [
+            PairJudgment(
+                left_id=items[row.left], right_id=items[row.right], winner_id=items[row.winner], **common(row)  # type: ignore[arg-type]
+            )
+            for row in rows
+            if isinstance(row, PairRow)
+        ],
+        batch_size=1000,
+    )
+    turing = TuringJudgment.objects.bulk_create(
+        [
+            TuringJudgment(item_id=items[row.item], guess=row.guess, **common(row))  # type: ignore[arg-type]
+            for row in rows
+            if isinstance(row, TuringRow)
+        ],
+        batch_size=1000,
+    )
+    return {"score": len(responses), "pair": len(pairs), "turing": len(turing)}
+

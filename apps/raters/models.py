@@ -1,0 +1,111 @@
+"""Raters (anonymous participants), their background groups with quotas, and their sessions."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import F, Q
+
+from apps.core.models import TimeStampedModel
+from apps.studies.models import Study
+
+DEFAULT_BACKGROUNDS: list[tuple[str, dict[str, str]]] = [
+    ("technical", {"en": "Technical", "zh": "技术"}),
+    ("content_operations", {"en": "Content / operations", "zh": "内容 / 运营"}),
+    ("administrative_support", {"en": "Administrative support", "zh": "行政支持"}),
+    ("traditional_industries", {"en": "Traditional industries", "zh": "传统行业"}),
+]
+
+
+class AgeBand(models.TextChoices):
+    AGE_18_24 = "18-24", "18–24"
+    AGE_25_34 = "25-34", "25–34"
+    AGE_35_44 = "35-44", "35–44"
+    AGE_45_54 = "45-54", "45–54"
+    AGE_55_64 = "55-64", "55–64"
+    AGE_65_PLUS = "65+", "65+"
+    UNDISCLOSED = "undisclosed", "Prefer not to say"
+
+
+class BackgroundGroup(models.Model):
+    """A rater background with an enrolment quota (None = no limit)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="background_groups")
+    code = models.SlugField(max_length=64)
+    label = models.JSONField(default=dict, help_text='Per language: {"en": ..., "zh": ...}.')
+    position = models.PositiveSmallIntegerField(default=0)
+    quota = models.PositiveIntegerField(null=True, blank=True)
+    # Places taken by enrolment. Only ever changed by a conditional UPDATE
+    # (`filled < quota`), never read-modify-write, so concurrent enrolments cannot overfill.
+    filled = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["study", "position", "code"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "code"], name="background_code_unique_in_study"),
+            models.CheckConstraint(
+                condition=Q(quota__isnull=True) | Q(filled__lte=F("quota")),
+                name="background_filled_within_quota",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}/{self.code}"
+
+
+class Rater(TimeStampedModel):
+    class Origin(models.TextChoices):
+        ENROLLED = "enrolled", "Enrolled in the browser"
+        IMPORTED = "imported", "Imported with judgments"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="raters")
+    external_id = models.CharField(max_length=128, help_text="Prolific PID, imported id or generated.")
+    background = models.ForeignKey(BackgroundGroup, on_delete=models.PROTECT, related_name="raters")
+    age_band = models.CharField(max_length=16, choices=AgeBand.choices, default=AgeBand.UNDISCLOSED)
+    language = models.CharField(max_length=16, blank=True)
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.ENROLLED)
+    consent_at = models.DateTimeField(null=True, blank=True)
+    prolific_study_id = models.CharField(max_length=64, blank=True)
+    prolific_session_id = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["study", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "external_id"], name="rater_id_unique_in_study"),
+            models.CheckConstraint(
+                condition=Q(origin="imported") | Q(consent_at__isnull=False),
+                name="enrolled_rater_has_consent",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}/{self.external_id}"
+
+
+class RaterSession(models.Model):
+    class EndReason(models.TextChoices):
+        COMPLETED = "completed", "Completed"
+        TIMED_OUT = "timed_out", "Timed out"
+        WITHDRAWN = "withdrawn", "Withdrawn"
+        IMPORTED = "imported", "Imported"
+
+    rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="sessions")
+    started_at = models.DateTimeField()
+    deadline = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    end_reason = models.CharField(max_length=16, choices=EndReason.choices, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        constraints = [
+            # A participant who comes back resumes their session; never a second one.
+            models.UniqueConstraint(fields=["rater"], name="one_session_per_rater"),
+            models.CheckConstraint(condition=Q(deadline__gt=F("started_at")), name="session_deadline_after_start"),
+            models.CheckConstraint(
+                condition=(Q(ended_at__isnull=True) & Q(end_reason=""))
+                | (Q(ended_at__isnull=False) & ~Q(end_reason="")),
+                name="session_end_has_reason",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"session of {self.rater}"

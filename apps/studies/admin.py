@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from django.contrib import admin
+
+from apps.studies.models import Item, Question, Rubric, Study
+
+
+class QuestionInline(admin.TabularInline):
+    model = Question
+    extra = 0
+    fields = ("position", "name", "kind", "min_value", "max_value", "required", "prompt", "anchors")
+    ordering = ("position",)
+
+
+@admin.register(Rubric)
+class RubricAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "kind", "builtin")
+    inlines = [QuestionInline]
+
+
+@admin.register(Question)
+class QuestionAdmin(admin.ModelAdmin):
+    list_display = ("rubric", "position", "name", "kind", "min_value", "max_value", "required")
+    list_filter = ("rubric", "kind")
+    filter_horizontal = ("answered_after",)
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "status", "rubric", "session_minutes", "target_scorecards_per_item")
+    list_filter = ("status", "rubric")
+    search_fields = ("slug", "name")
+    prepopulated_fields = {"slug": ("name",)}
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ("external_id", "study", "source", "level", "humor_type", "topic", "language", "safety_intercepted")
+    list_filter = ("study", "level", "language", "safety_intercepted", "source")
+    search_fields = ("external_id", "text", "topic")
+    list_select_related = ("study",)

@@ -1,0 +1,112 @@
+"""The two rubrics LaughLab ships: plain data, applied by a data migration.
+
+The humor scorecard is ordered on purpose: surprise (how far the ending departs from what was
+expected) and coherence (whether the surprise can still be explained) are answered before
+funniness, so the rater has analysed the joke before giving an overall verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+HUMOR: dict[str, Any] = {
+    "slug": "humor",
+    "name": "Humor scorecard",
+    "kind": "humor",
+    "questions": [
+        {
+            "name": "surprise",
+            "kind": "likert",
+            "min_value": 1,
+            "max_value": 5,
+            "prompt": {
+                "en": "How surprising is the ending?",
+                "zh": "结尾有多出人意料？",
+            },
+            "anchors": {
+                "en": {"1": "Saw it coming", "5": "Completely unexpected"},
+                "zh": {"1": "完全猜到了", "5": "完全没想到"},
+            },
+        },
+        {
+            "name": "coherence",
+            "kind": "likert",
+            "min_value": 1,
+            "max_value": 5,
+            "prompt": {
+                "en": "Does the surprise still make sense once you think about it?",
+                "zh": "仔细想想，这个意外还说得通吗？",
+            },
+            "anchors": {
+                "en": {"1": "Makes no sense", "5": "Makes perfect sense"},
+                "zh": {"1": "完全说不通", "5": "完全说得通"},
+            },
+        },
+        {
+            "name": "funniness",
+            "kind": "likert",
+            "min_value": 1,
+            "max_value": 7,
+            "after": ["surprise", "coherence"],
+            "prompt": {"en": "How funny is it?", "zh": "有多好笑？"},
+            "anchors": {
+                "en": {"1": "Not funny at all", "4": "A knowing smile", "7": "Laughed out loud"},
+                "zh": {"1": "一点也不好笑", "4": "会心一笑", "7": "笑出声来"},
+            },
+        },
+        {
+            "name": "offensive",
+            "kind": "binary",
+            "min_value": 0,
+            "max_value": 1,
+            "prompt": {
+                "en": "Is it offensive?",
+                "zh": "这个内容是否冒犯？",
+            },
+            "anchors": {"en": {"0": "No", "1": "Yes"}, "zh": {"0": "否", "1": "是"}},
+        },
+    ],
+}
+
+CONTENT: dict[str, Any] = {
+    "slug": "content",
+    "name": "Content rubric",
+    "kind": "content",
+    "questions": [
+        {
+            "name": "fluency",
+            "kind": "likert",
+            "min_value": 1,
+            "max_value": 5,
+            "prompt": {"en": "How fluent and well-formed is the text?", "zh": "文字是否流畅通顺？"},
+            "anchors": {
+                "en": {"1": "Hard to read", "5": "Reads naturally"},
+                "zh": {"1": "难以阅读", "5": "自然流畅"},
+            },
+        },
+        {
+            "name": "informativeness",
+            "kind": "likert",
+            "min_value": 1,
+            "max_value": 5,
+            "prompt": {"en": "How much useful information does it give?", "zh": "提供了多少有用信息？"},
+            "anchors": {
+                "en": {"1": "Nothing new", "5": "Very informative"},
+                "zh": {"1": "没有新信息", "5": "信息量很大"},
+            },
+        },
+        {
+            "name": "originality",
+            "kind": "likert",
+            "min_value": 1,
+            "max_value": 5,
+            "prompt": {"en": "How original is it?", "zh": "内容有多原创？"},
+            "anchors": {
+                "en": {"1": "Formulaic", "5": "Fresh and original"},
+                "zh": {"1": "千篇一律", "5": "新颖独到"},
+            },
+        },
+    ],
+}
+
+BUILTIN_RUBRICS: list[dict[str, Any]] = [HUMOR, CONTENT]

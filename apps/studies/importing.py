@@ -1,0 +1,163 @@
+"""Validation of item lines (the `import_items` interchange format of DESIGN.md).
+
+Pure with respect to the database: it turns records into ItemRow values or LineErrors; the
+service compares them with what is stored and writes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from apps.core.errors import LineError
+from apps.core.fields import LineFields
+from apps.core.lines import Record
+from apps.studies.models import Item
+
+ITEM_FIELDS = frozenset(
+    {
+        "id",
+        "text",
+        "source",
+        "level",
+        "humor_type",
+        "topic",
+        "lang",
+        "context",
+        "scenario",
+        "explanation",
+        "safety_intercepted",
+        "generation",
+        "content_type",
+        "attention_check",
+        "attention_expected",
+    }
+)
+# Cells of these columns hold JSON in CSV files.
+ITEM_JSON_COLUMNS = frozenset({"context", "generation", "attention_expected"})
+_LANG = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})*$")
+_CHINESE = {"zh-cn", "zh-hans", "zh-sg", "cmn"}
+MAX_TEXT = 20_000
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    line: int
+    external_id: str
+    text: str
+    source: str
+    level: str
+    humor_type: str
+    topic: str
+    language: str
+    context: list[dict[str, str]] = field(default_factory=list)
+    scenario: str = ""
+    explanation: str = ""
+    safety_intercepted: bool = False
+    generation: dict[str, Any] = field(default_factory=dict)
+    content_type: str = ""
+    is_attention_check: bool = False
+    attention_expected: dict[str, Any] = field(default_factory=dict)
+
+    def model_fields(self) -> dict[str, Any]:
+        values = asdict(self)
+        values.pop("line")
+        return values
+
+
+def _context(fields: LineFields) -> list[dict[str, str]] | None:
+    value = fields.raw("context")
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        fields.error("context", "must be a list of turns like {\"role\": \"user\", \"text\": \"...\"}")
+        return None
+    turns: list[dict[str, str]] = []
+    for index, turn in enumerate(value):
+        if (
+            not isinstance(turn, dict)
+            or not isinstance(turn.get("role"), str)
+            or not isinstance(turn.get("text"), str)
+            or not turn["text"].strip()
+            or set(turn) - {"role", "text"}
+        ):
+            fields.error(f"context[{index}]", "must be an object with a string 'role' and a non-empty 'text'")
+            return None
+        turns.append({"role": turn["role"].strip(), "text": turn["text"]})
+    return turns
+
+
+def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
+    fields = LineFields(record, errors)
+    fields.reject_unknown(ITEM_FIELDS)
+    external_id = fields.string("id", required=True, max_length=128)
+    text = fields.string("text", required=True, max_length=MAX_TEXT)
+    source = fields.string("source", required=True, max_length=128)
+    level = fields.choice("level", Item.Level.values, default=Item.Level.SINGLE)
+    humor_type = fields.string("humor_type", max_length=64)
+    topic = fields.string("topic", max_length=128)
+    language = fields.string("lang", max_length=16, default="en")
+    if language is not None:
+        language = language.lower().replace("_", "-")
+        language = "zh" if language in _CHINESE else language
+        if not _LANG.match(language):
+            fields.error("lang", f"must be a language code such as 'en' or 'zh', got {language!r}")
+    context = _context(fields)
+    scenario = fields.string("scenario", max_length=MAX_TEXT)
+    explanation = fields.string("explanation", max_length=MAX_TEXT)
+    safety = fields.boolean("safety_intercepted")
+    generation = fields.mapping("generation")
+    content_type = fields.choice("content_type", [c for c in Item.ContentType.values if c])
+    attention = fields.boolean("attention_check")
+    expected = fields.mapping("attention_expected")
+    # Without its dialogue a multi-turn reply, or without its situation a scenario response,
+    # cannot be judged for what it is: refuse rather than show raters half an item.
+    if level == Item.Level.MULTI_TURN and context == []:
+        fields.error("context", "is required for a multi_turn item (the dialogue before the reply)")
+    if level == Item.Level.SCENARIO and scenario == "":
+        fields.error("scenario", "is required for a scenario item (the situation responded to)")
+    if not fields.ok:
+        return None
+    assert external_id and text and source and level is not None and language is not None
+    return ItemRow(
+        line=record.line,
+        external_id=external_id,
+        text=text,
+        source=source,
+        level=level,
+        humor_type=humor_type or "",
+        topic=topic or "",
+        language=language,
+        context=context or [],
+        scenario=scenario or "",
+        explanation=explanation or "",
+        safety_intercepted=bool(safety),
+        generation=generation or {},
+        content_type=content_type or "",
+        is_attention_check=bool(attention),
+        attention_expected=expected or {},
+    )
+
+
+def parse_items(records: Iterable[Record | LineError]) -> tuple[list[ItemRow], list[LineError]]:
+    """Every line validated; duplicate ids within the file are errors on the later line."""
+    errors: list[LineError] = []
+    rows: list[ItemRow] = []
+    first_line: dict[str, int] = {}
+    for record in records:
+        if isinstance(record, LineError):
+            errors.append(record)
+            continue
+        row = parse_item(record, errors)
+        if row is None:
+            continue
+        if row.external_id in first_line:
+            errors.append(
+                LineError(row.line, "id", f"duplicates id {row.external_id!r} of line {first_line[row.external_id]}")
+            )
+            continue
+        first_line[row.external_id] = row.line
+        rows.append(row)
+    return rows, errors

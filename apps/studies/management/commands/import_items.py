@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from apps.core.commands import command_errors, read_input_file
+from apps.studies.selectors import study_get_by_slug
+from apps.studies.services import study_items_import
+
+
+class Command(BaseCommand):
+    help = "Import items from a JSONL or CSV file; nothing is written if any line is bad."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("study", help="Study slug")
+        parser.add_argument("file", help="Items file (.jsonl or .csv)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        with command_errors():
+            study = study_get_by_slug(slug=options["study"])
+            data = read_input_file(options["file"])
+            summary = study_items_import(study=study, data=data, filename=options["file"])
+        self.stdout.write(
+            self.style.SUCCESS(f"{summary.created} items imported, {summary.unchanged} already present")
+        )

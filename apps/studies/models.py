@@ -1,0 +1,184 @@
+"""Studies, their rubrics (ordered questions) and the items raters judge."""
+
+from __future__ import annotations
+
+import secrets
+
+from django.db import models
+from django.db.models import F, Q
+
+from apps.core.models import TimeStampedModel
+
+
+def _new_seed() -> int:
+    # 31 bits: fits every database's signed integer and numpy's SeedSequence alike.
+    return secrets.randbits(31)
+
+
+def _default_languages() -> list[str]:
+    return ["en", "zh"]
+
+
+def _default_task_mix() -> dict[str, float]:
+    return {"scorecard": 0.6, "pair": 0.3, "turing": 0.1}
+
+
+class Rubric(TimeStampedModel):
+    class Kind(models.TextChoices):
+        HUMOR = "humor", "Humor"
+        CONTENT = "content", "Content"
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    builtin = models.BooleanField(default=False, help_text="Shipped with LaughLab; not editable.")
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Question(models.Model):
+    class Kind(models.TextChoices):
+        LIKERT = "likert", "Likert scale"
+        BINARY = "binary", "Binary flag"
+        CHOICE = "choice", "Single choice"
+
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="questions")
+    name = models.SlugField(max_length=64, help_text="Stable key used in imports and exports.")
+    position = models.PositiveSmallIntegerField(help_text="Order on the scorecard, from 1.")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # Likert and binary answers are integers in [min_value, max_value]; a choice question stores
+    # the index of the chosen option.
+    min_value = models.SmallIntegerField(default=1)
+    max_value = models.SmallIntegerField(default=5)
+    required = models.BooleanField(default=True)
+    # Per language: {"en": "How surprising ...?", "zh": "..."}.
+    prompt = models.JSONField(default=dict)
+    # Per language, per scale point: {"en": {"1": "Not at all", "7": "Laughed out loud"}}.
+    anchors = models.JSONField(default=dict, blank=True)
+    # Choice questions: [{"en": "...", "zh": "..."}, ...]; index = stored value.
+    choices = models.JSONField(default=list, blank=True)
+    answered_after = models.ManyToManyField(
+        "self",
+        symmetrical=False,
+        blank=True,
+        related_name="unlocks",
+        help_text="Questions that must be answered before this one (the server enforces it).",
+    )
+
+    class Meta:
+        ordering = ["rubric", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["rubric", "name"], name="question_name_unique_in_rubric"),
+            models.UniqueConstraint(
+                fields=["rubric", "position"], name="question_position_unique_in_rubric"
+            ),
+            # Every stored answer lies in [0, 10]; the per-question range is narrower.
+            models.CheckConstraint(
+                condition=Q(min_value__gte=0) & Q(max_value__lte=10) & Q(min_value__lt=F("max_value")),
+                name="question_scale_within_0_10",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rubric.slug}.{self.name}"
+
+
+class Study(TimeStampedModel):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        OPEN = "open", "Open"
+        CLOSED = "closed", "Closed"
+
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="studies")
+    languages = models.JSONField(default=_default_languages)
+    session_minutes = models.PositiveSmallIntegerField(default=30)
+    target_scorecards_per_item = models.PositiveSmallIntegerField(default=15)
+    pair_appearances_per_item = models.PositiveSmallIntegerField(default=3)
+    pair_min_opponents = models.PositiveSmallIntegerField(default=2)
+    turing_judgments_per_item = models.PositiveSmallIntegerField(default=10)
+    task_mix = models.JSONField(default=_default_task_mix)
+    attention_check_rate = models.FloatField(default=0.05)
+    adaptive_pairing = models.BooleanField(default=False)
+    min_items_per_model = models.PositiveSmallIntegerField(default=30)
+    min_raters_per_item = models.PositiveSmallIntegerField(default=15)
+    prolific_completion_code = models.CharField(max_length=64, blank=True)
+    prolific_screenout_code = models.CharField(max_length=64, blank=True)
+    random_seed = models.BigIntegerField(default=_new_seed)
+
+    class Meta:
+        verbose_name_plural = "studies"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(session_minutes__gte=1) & Q(session_minutes__lte=240),
+                name="study_session_minutes_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(attention_check_rate__gte=0) & Q(attention_check_rate__lte=0.5),
+                name="study_attention_check_rate_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(pair_min_opponents__gte=1)
+                & Q(pair_min_opponents__lte=F("pair_appearances_per_item")),
+                name="study_pair_opponents_within_appearances",
+            ),
+            models.CheckConstraint(condition=Q(random_seed__gte=0), name="study_seed_nonnegative"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Item(TimeStampedModel):
+    class Level(models.TextChoices):
+        SINGLE = "single", "Single joke"
+        MULTI_TURN = "multi_turn", "Multi-turn reply"
+        SCENARIO = "scenario", "Scenario response"
+
+    class ContentType(models.TextChoices):
+        NONE = "", "—"
+        NEWS = "news", "News"
+        ANALYSIS = "analysis", "Analysis"
+        CREATIVE = "creative", "Creative"
+
+    HUMAN_SOURCE = "human"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=128)
+    text = models.TextField()
+    source = models.CharField(max_length=128, help_text="Model name, or 'human'.")
+    level = models.CharField(max_length=16, choices=Level.choices, default=Level.SINGLE)
+    humor_type = models.CharField(max_length=64, blank=True)
+    topic = models.CharField(max_length=128, blank=True)
+    language = models.CharField(max_length=16, default="en")
+    context = models.JSONField(default=list, blank=True, help_text="Dialogue turns before the item.")
+    scenario = models.TextField(blank=True)
+    explanation = models.TextField(blank=True, help_text="The model's own 'why this is funny'.")
+    safety_intercepted = models.BooleanField(default=False)
+    generation = models.JSONField(default=dict, blank=True)
+    content_type = models.CharField(
+        max_length=16, choices=ContentType.choices, default=ContentType.NONE, blank=True
+    )
+    is_attention_check = models.BooleanField(default=False)
+    # For an attention check: the answers a careful rater gives, {"funniness": [1, 2]}.
+    attention_expected = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["study", "external_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "external_id"], name="item_id_unique_in_study"),
+            models.CheckConstraint(condition=~Q(text=""), name="item_text_not_empty"),
+            models.CheckConstraint(condition=~Q(source=""), name="item_source_not_empty"),
+        ]
+        indexes = [models.Index(fields=["study", "topic"]), models.Index(fields=["study", "source"])]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}/{self.external_id}"
+
+    @property
+    def is_human(self) -> bool:
+        return self.source == self.HUMAN_SOURCE

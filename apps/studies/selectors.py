@@ -1,0 +1,28 @@
+"""Reads for studies and items."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+
+from apps.core.errors import NotFound
+from apps.studies.models import Item, Question, Study
+
+
+def study_get_by_slug(*, slug: str) -> Study:
+    try:
+        return Study.objects.select_related("rubric").get(slug=slug)
+    except Study.DoesNotExist:
+        raise NotFound(f"no study with slug {slug!r}", field="study") from None
+
+
+def study_items(*, study: Study) -> QuerySet[Item]:
+    return Item.objects.filter(study=study).order_by("external_id")
+
+
+def study_questions(*, study: Study) -> list[Question]:
+    """The rubric's questions in scorecard order, with their 'answered after' prerequisites."""
+    return list(
+        Question.objects.filter(rubric_id=study.rubric_id)
+        .prefetch_related("answered_after")
+        .order_by("position")
+    )

@@ -1,0 +1,21 @@
+"""Test overlay: eager Celery and fast password hashing; everything else from config.settings."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("DEBUG", "0")
+os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production")
+os.environ.setdefault("ALLOWED_HOSTS", "localhost,127.0.0.1,testserver")
+
+from config.settings import *  # noqa: E402,F403
+
+CELERY_TASK_ALWAYS_EAGER = True
+CELERY_TASK_EAGER_PROPAGATES = True
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+BOOTSTRAP_ROUNDS = 200
+AGGREGATE_DEBOUNCE_SECONDS = 0
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
