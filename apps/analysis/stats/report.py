@@ -368,15 +368,19 @@ def _warnings(inputs: StudyInputs, items: list[dict[str, Any]], agreement: dict[
         )
     )
     for name, entry in agreement.items():
-        kappa = (entry.get("fleiss_kappa") or {}).get("value")
-        if kappa is not None and kappa < thresholds.controversial_kappa:
+        # The agreement that fits the scale: ordinal (weighted) for Likert answers, where exact
+        # matches on a 7-point scale would call near-misses disagreement; nominal for flags.
+        alphas = entry.get("krippendorff_alpha") or {}
+        measure = "ordinal" if "ordinal" in alphas else "nominal"
+        value = (alphas.get(measure) or {}).get("value")
+        if value is not None and value < thresholds.controversial_kappa:
             warnings.append(
                 {
                     "code": "controversial_question",
                     "subject": name,
-                    "message": f"Fleiss' kappa for {name} is {kappa:.2f}, below {thresholds.controversial_kappa}: "
-                    "too controversial to rank on",
-                    "value": kappa,
+                    "message": f"agreement on {name} ({measure} Krippendorff's alpha) is {value:.2f}, below "
+                    f"{thresholds.controversial_kappa}: too controversial to rank on",
+                    "value": value,
                     "threshold": thresholds.controversial_kappa,
                 }
             )

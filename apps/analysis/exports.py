@@ -1,0 +1,73 @@
+"""Serialising stored results to the interchange formats (json, jsonl, csv)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from apps.analysis.models import StudyResult
+
+FORMATS = ("json", "jsonl", "csv")
+
+
+def result_document(result: StudyResult) -> dict[str, Any]:
+    """The stored payload with the provenance a reader needs to trust and reproduce it."""
+    return {
+        **result.payload,
+        "seed": result.seed,
+        "rounds": result.rounds,
+        "input_hash": result.input_hash,
+        "computed_at": result.computed_at.isoformat(),
+    }
+
+
+def _item_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+    bt = {row["item"]: row for row in document.get("bradley_terry", [])}
+    questions = sorted({name for item in document.get("items", []) for name in item["questions"]})
+    rows = []
+    for item in document.get("items", []):
+        row: dict[str, Any] = {key: item[key] for key in ("item", "source", "level", "humor_type", "topic", "n_raters", "n_pairs")}
+        for name in questions:
+            stats = item["questions"].get(name, {})
+            row[f"{name}_mean"] = stats.get("value")
+            row[f"{name}_ci_low"] = stats.get("ci_low")
+            row[f"{name}_ci_high"] = stats.get("ci_high")
+            row[f"{name}_n"] = stats.get("n")
+        entry = bt.get(item["item"], {})
+        row.update(
+            {
+                "bt_score": entry.get("score"),
+                "bt_ci_low": entry.get("ci_low"),
+                "bt_ci_high": entry.get("ci_high"),
+                "bt_rank": entry.get("rank"),
+                "bt_component": entry.get("component"),
+                "turing_accuracy": item["turing_accuracy"].get("value"),
+                "turing_n": item["turing_accuracy"].get("n"),
+                "agreement": item.get("agreement"),
+                "cross_group_agreement": item.get("cross_group_agreement"),
+                "offensive": item["offensive"],
+                "safety_intercepted": item["safety_intercepted"],
+                "flags": ";".join(item["flags"]),
+            }
+        )
+        rows.append(row)
+    return rows
+
+
+def render(result: StudyResult, fmt: str) -> str:
+    document = result_document(result)
+    if fmt == "json":
+        return json.dumps(document, ensure_ascii=False, indent=2)
+    rows = _item_rows(document)
+    if fmt == "jsonl":
+        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    if fmt == "csv":
+        buffer = io.StringIO()
+        if rows:
+            writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+        return buffer.getvalue()
+    raise ValueError(f"unknown format {fmt!r}")

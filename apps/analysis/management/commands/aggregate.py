@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from apps.analysis.services import study_aggregate
+from apps.core.commands import command_errors
+from apps.studies.selectors import study_get_by_slug
+
+
+class Command(BaseCommand):
+    help = "Recompute a study's results from its raw judgments, synchronously."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("study", help="Study slug")
+        parser.add_argument("--rounds", type=int, default=None, help="Bootstrap rounds (default BOOTSTRAP_ROUNDS)")
+        parser.add_argument("--seed", type=int, default=None, help="Random seed (default: the study's seed)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["rounds"] is not None and not 10 <= options["rounds"] <= 100_000:
+            raise CommandError(f"--rounds must be from 10 to 100000, got {options['rounds']}")
+        if options["seed"] is not None and not 0 <= options["seed"] < 2**63:
+            raise CommandError(f"--seed must be a non-negative integer, got {options['seed']}")
+        with command_errors():
+            study = study_get_by_slug(slug=options["study"])
+            result = study_aggregate(study=study, rounds=options["rounds"], seed=options["seed"])
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Results of {study.slug!r} computed in {result.duration_seconds:.2f} s "
+                f"(seed {result.seed}, {result.rounds} rounds, input {result.input_hash[:12]})"
+            )
+        )

@@ -1,0 +1,404 @@
+"""Bootstrap confidence intervals for means and proportions, plain or clustered by rater.
+
+Public API
+----------
+``Interval``
+    Frozen dataclass ``(estimate, ci_low, ci_high, n)``; nan where undefined (n == 0).
+    ``Interval.as_dict()`` gives ``{"value", "ci_low", "ci_high", "n"}`` with nan -> None.
+``mean_ci(values, *, clusters=None, rounds=1000, seed, level=0.95, method="percentile")``
+    -> ``Interval``. ``method`` is ``"percentile"`` or ``"bca"``.
+``proportion_ci(successes, *, clusters=None, rounds=1000, seed, level=0.95) -> Interval``
+``grouped_mean_ci(values, groups, n_groups, *, clusters=None, rounds=1000, seed, level=0.95)``
+    -> ``(estimate, ci_low, ci_high, n)``, arrays of length ``n_groups``.
+``bootstrap_statistic(statistic, n_units, *, rounds=1000, seed, level=0.95)``
+    -> ``(ci_low, ci_high)``: percentile interval of ``statistic(indices)`` over resampled units.
+
+Conventions
+-----------
+* Percentile intervals (quantiles with linear interpolation, as ``scipy.stats.bootstrap``),
+  1,000 rounds by default: with 1,000 rounds the Monte Carlo error of a 2.5% quantile is small
+  next to the interval's width.
+* ``clusters`` (one label per value, normally the rater) makes the bootstrap resample whole
+  clusters: a lenient rater raises every score they give, so their values are not independent
+  and resampling values one by one gives intervals that are too narrow
+  (``benchmarks/sim_coverage.py`` shows ~95% coverage with clusters against well under 90%
+  without). The resampled statistic is then the ratio (sum of drawn clusters' values) /
+  (number of drawn values), i.e. the mean of the pooled resample.
+* Missing values (nan) are dropped together with their cluster labels; ``n`` counts the values
+  used. Scorecards may legitimately skip a question.
+* Every random draw comes from ``numpy.random.default_rng(seed)``, so equal inputs and seed give
+  equal intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.special import ndtr, ndtri
+
+# Random numbers drawn per batch of rounds: bounds memory at ~16 MB per work array.
+_BATCH_ELEMENTS = 2_000_000
+
+
+@dataclass(frozen=True)
+class Interval:
+    estimate: float
+    ci_low: float
+    ci_high: float
+    n: int
+
+    def as_dict(self) -> dict[str, float | int | None]:
+        def clean(x: float) -> float | None:
+            return None if np.isnan(x) else float(x)
+
+        return {
+            "value": clean(self.estimate),
+            "ci_low": clean(self.ci_low),
+            "ci_high": clean(self.ci_high),
+            "n": int(self.n),
+        }
+
+
+_EMPTY = Interval(estimate=float("nan"), ci_low=float("nan"), ci_high=float("nan"), n=0)
+
+
+def _check_common(rounds: int, level: float) -> None:
+    if rounds < 1:
+        raise ValueError("rounds must be >= 1")
+    if not 0.0 < level < 1.0:
+        raise ValueError("level must be in (0, 1)")
+
+
+def _clean(
+    values: np.ndarray, clusters: np.ndarray | None, *extra: np.ndarray
+) -> tuple[np.ndarray, np.ndarray | None, list[np.ndarray]]:
+    """Drop nan values (and the matching cluster/extra entries); relabel clusters 0..C-1."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 1:
+        raise ValueError("values must be a 1-D array")
+    if np.any(np.isinf(v)):
+        raise ValueError("values must not be infinite")
+    keep = ~np.isnan(v)
+    others = []
+    for arr in extra:
+        a = np.asarray(arr)
+        if a.shape != v.shape:
+            raise ValueError("groups must have one entry per value")
+        others.append(a[keep])
+    cl: np.ndarray | None = None
+    if clusters is not None:
+        c = np.asarray(clusters)
+        if c.shape != v.shape:
+            raise ValueError("clusters must have one entry per value")
+        cl = np.unique(c[keep], return_inverse=True)[1].astype(np.int64)
+    return v[keep], cl, others
+
+
+def _quantiles_rows(a: np.ndarray, qs: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Linear-interpolation quantiles of each row of ``a``, ignoring nan (all-nan row -> nan).
+
+    Written out because ``np.nanquantile`` loops over rows in Python-speed code paths.
+    """
+    srt = np.sort(a, axis=1)  # nan sorts last
+    m = (~np.isnan(srt)).sum(axis=1)
+    out = []
+    rows = np.arange(a.shape[0])
+    for q in qs:
+        pos = q * np.maximum(m - 1, 0)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, np.maximum(m - 1, 0))
+        frac = pos - lo
+        val = srt[rows, lo] * (1.0 - frac) + srt[rows, hi] * frac
+        out.append(np.where(m > 0, val, np.nan))
+    return out[0], out[1]
+
+
+def _cluster_means(
+    sums: np.ndarray, counts: np.ndarray, rounds: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Bootstrap means from resampling the C clusters with replacement, ``rounds`` times."""
+    n_clusters = sums.size
+    chunk = max(1, _BATCH_ELEMENTS // n_clusters)
+    out = np.empty(rounds)
+    for start in range(0, rounds, chunk):
+        r = min(chunk, rounds - start)
+        idx = rng.integers(0, n_clusters, size=(r, n_clusters))
+        out[start : start + r] = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    return out
+
+
+def _bca_bounds(
+    boot: np.ndarray, estimate: float, jack: np.ndarray, level: float
+) -> tuple[float, float]:
+    """BCa quantile levels (Efron & Tibshirani 1993, eq. 14.9-14.15), as scipy computes them.
+
+    ``jack`` holds the leave-one-unit-out estimates (units are clusters when clustered).
+    """
+    # z0 corrects median bias: the share of rounds below the estimate, ties counted half.
+    share = ((boot < estimate).mean() + (boot <= estimate).mean()) / 2.0
+    # An estimate outside every round would give z0 = +-inf; clip to half a round's share.
+    half = 0.5 / boot.size
+    share = min(max(share, half), 1.0 - half)
+    z0 = float(ndtri(share))
+    dev = jack.mean() - jack
+    den = float((dev**2).sum())
+    # The acceleration corrects for a standard error that changes with the parameter (skew).
+    accel = float((dev**3).sum() / (6.0 * den**1.5)) if den > 0 else 0.0
+    tail = (1.0 - level) / 2.0
+    bounds = []
+    for z_alpha in (float(ndtri(tail)), float(ndtri(1.0 - tail))):
+        num = z0 + z_alpha
+        bounds.append(float(ndtr(z0 + num / (1.0 - accel * num))))
+    return bounds[0], bounds[1]
+
+
+def mean_ci(
+    values: np.ndarray,
+    *,
+    clusters: np.ndarray | None = None,
+    rounds: int = 1000,
+    seed: int,
+    level: float = 0.95,
+    method: str = "percentile",
+) -> Interval:
+    """Bootstrap interval for a mean; resamples clusters (raters) when ``clusters`` is given.
+
+    ``method="bca"`` (bias-corrected and accelerated) matters for skewed data and small n,
+    e.g. a mean of a 1-7 funniness scale piled up at 1; its jackknife is over clusters when
+    clustered. A single value or cluster gives the degenerate interval [estimate, estimate].
+    """
+    _check_common(rounds, level)
+    if method not in ("percentile", "bca"):
+        raise ValueError('method must be "percentile" or "bca"')
+    v, cl, _ = _clean(values, clusters)
+    if v.size == 0:
+        return _EMPTY
+    estimate = float(v.mean())
+    rng = np.random.default_rng(seed)
+    if cl is None:
+        sums, counts = v, np.ones(v.size)
+        boot = _grouped_boot_iid(v, np.zeros(v.size, dtype=np.int64), np.array([v.size]), rounds, rng)[0]
+    else:
+        sums = np.bincount(cl, weights=v)
+        counts = np.bincount(cl).astype(np.float64)
+        boot = _cluster_means(sums, counts, rounds, rng)
+    tail = (1.0 - level) / 2.0
+    if boot.min() == boot.max():
+        return Interval(estimate, float(boot[0]), float(boot[0]), int(v.size))
+    if method == "bca":
+        jack = (sums.sum() - sums) / (counts.sum() - counts)
+        q_low, q_high = _bca_bounds(boot, estimate, jack, level)
+    else:
+        q_low, q_high = tail, 1.0 - tail
+    low, high = np.quantile(boot, [q_low, q_high])
+    return Interval(estimate, float(low), float(high), int(v.size))
+
+
+def _wilson(successes: float, n: float, level: float) -> tuple[float, float]:
+    z = float(ndtri(1.0 - (1.0 - level) / 2.0))
+    p = successes / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2.0 * n)) / denom
+    half = z * np.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
+    return max(0.0, float(centre - half)), min(1.0, float(centre + half))
+
+
+def proportion_ci(
+    successes: np.ndarray,
+    *,
+    clusters: np.ndarray | None = None,
+    rounds: int = 1000,
+    seed: int,
+    level: float = 0.95,
+) -> Interval:
+    """Bootstrap interval for a proportion (``mean_ci`` of 0/1 outcomes, percentile method).
+
+    When every outcome is the same (15 of 15 raters spot the AI) the bootstrap distribution is
+    a single point and the percentile interval would claim certainty, [1, 1]. Then, and only
+    then, the Wilson score interval is returned instead, computed with n = the number of
+    clusters when clustered (the conservative effective sample size when a rater's outcomes
+    may all move together). nan entries are missing outcomes and are dropped.
+    """
+    arr = np.asarray(successes)
+    as_float = arr.astype(np.float64)
+    known = as_float[~np.isnan(as_float)]
+    if np.any((known != 0.0) & (known != 1.0)):
+        raise ValueError("successes must be 0/1 or boolean")
+    result = mean_ci(as_float, clusters=clusters, rounds=rounds, seed=seed, level=level)
+    if result.n == 0 or known.min() != known.max():
+        return result
+    _, cl, _ = _clean(as_float, clusters)
+    n_eff = result.n if cl is None else int(cl.max()) + 1
+    low, high = _wilson(result.estimate * n_eff, n_eff, level)
+    return Interval(result.estimate, low, high, result.n)
+
+
+def _grouped_boot_clustered(
+    v: np.ndarray,
+    g: np.ndarray,
+    cl: np.ndarray,
+    n_groups: int,
+    rounds: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    n_clusters = int(cl.max()) + 1
+    # One sparse (2G x C) matrix of per-(group, cluster) sums stacked over counts: a round is
+    # one product with that round's cluster multiplicities, so raters are resampled jointly
+    # across groups at the cost of one sparse-dense product per batch of rounds.
+    stacked = sparse.csr_matrix(
+        (
+            np.concatenate([v, np.ones(v.size)]),
+            (np.concatenate([g, g + n_groups]), np.concatenate([cl, cl])),
+        ),
+        shape=(2 * n_groups, n_clusters),
+    )
+    stacked.sum_duplicates()
+    out = np.empty((n_groups, rounds))
+    chunk = max(1, _BATCH_ELEMENTS // max(n_clusters, n_groups))
+    for start in range(0, rounds, chunk):
+        r = min(chunk, rounds - start)
+        draw = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=r)
+        prod = np.asarray(stacked @ draw.T.astype(np.float64))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # A round that draws none of a group's raters has no mean for it (nan, skipped).
+            out[:, start : start + r] = prod[:n_groups] / np.where(
+                prod[n_groups:] > 0, prod[n_groups:], np.nan
+            )
+    return out
+
+
+def _grouped_boot_iid(
+    v: np.ndarray, g: np.ndarray, n: np.ndarray, rounds: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Ordinary bootstrap within each group (stratified: every group keeps its own n)."""
+    n_groups = n.size
+    out = np.full((n_groups, rounds), np.nan)
+    pairs, counts = np.unique(np.stack([g, v]), axis=1, return_counts=True)
+    pg, pv = pairs[0].astype(np.int64), pairs[1]
+    distinct = np.bincount(pg, minlength=n_groups)
+    width = int(distinct.max())
+    nonempty = np.flatnonzero(n > 0)
+    if 3 * nonempty.size * width <= v.size:
+        # Few distinct values per group (rating scales have 5 or 7): a group's resample is a
+        # multinomial draw of its n over its distinct values, exact and O(groups x values).
+        first = np.concatenate([[0], np.cumsum(distinct)[:-1]])
+        slot = np.arange(pg.size) - first[pg]
+        probs = np.zeros((n_groups, width))
+        vals = np.zeros((n_groups, width))
+        probs[pg, slot] = counts / n[pg]
+        vals[pg, slot] = pv
+        probs, vals, n_ne = probs[nonempty], vals[nonempty], n[nonempty]
+        last = distinct[nonempty] - 1
+        chunk = max(1, _BATCH_ELEMENTS // nonempty.size)
+        for start in range(0, rounds, chunk):
+            r = min(chunk, rounds - start)
+            # The multinomial as a chain of conditional binomials, one value slot at a time
+            # across all groups and rounds (numpy's own multinomial loops per group in C but
+            # is ~5x slower here). A group's last value takes whatever count remains.
+            left_n = np.broadcast_to(n_ne, (r, nonempty.size)).copy()
+            left_p = np.ones(nonempty.size)
+            total = np.zeros((r, nonempty.size))
+            for k in range(width):
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    cond = np.clip(probs[:, k] / left_p, 0.0, 1.0)
+                cond = np.where(k == last, 1.0, np.where(k > last, 0.0, cond))
+                x = rng.binomial(left_n, cond)
+                total += x * vals[:, k]
+                left_n -= x
+                left_p = left_p - probs[:, k]
+            out[nonempty, start : start + r] = (total / n_ne).T
+        return out
+    # Mostly distinct (continuous) values: draw indices within each group's block directly.
+    order = np.argsort(g, kind="stable")
+    sv, sg = v[order], g[order]
+    starts = np.concatenate([[0], np.cumsum(n)[:-1]])
+    base, size = starts[sg], n[sg].astype(np.float64)
+    block_starts = starts[nonempty]
+    chunk = max(1, _BATCH_ELEMENTS // v.size)
+    for start in range(0, rounds, chunk):
+        r = min(chunk, rounds - start)
+        idx = base + (rng.random((r, v.size)) * size).astype(np.int64)
+        sums = np.add.reduceat(sv[idx], block_starts, axis=1)
+        out[nonempty, start : start + r] = (sums / n[nonempty]).T
+    return out
+
+
+def grouped_mean_ci(
+    values: np.ndarray,
+    groups: np.ndarray,
+    n_groups: int,
+    *,
+    clusters: np.ndarray | None = None,
+    rounds: int = 1000,
+    seed: int,
+    level: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Means and percentile intervals for many groups (e.g. every item) at once.
+
+    Returns ``(estimate, ci_low, ci_high, n)``, each of length ``n_groups``; groups without
+    values get nan and n = 0.
+
+    Without ``clusters`` each group is bootstrapped on its own with its own n (the ordinary
+    bootstrap of that group), vectorized across groups: by multinomial draws over each group's
+    distinct values when those are few (rating scales), else by index draws within each group.
+    With ``clusters`` the clusters (raters) are resampled jointly across all groups, as one
+    rater's judgments of different items belong to one resampling unit; per group this is the
+    ratio (sum of drawn values) / (number of drawn values), which for a group whose raters
+    each gave one value is, to first order, the ordinary bootstrap of that group (the number
+    of its raters drawn varies a little from round to round). Rounds that draw none of a
+    group's raters are skipped for that group.
+    """
+    _check_common(rounds, level)
+    if n_groups < 0:
+        raise ValueError("n_groups must be >= 0")
+    v, cl, (g_raw,) = _clean(values, clusters, groups)
+    if g_raw.size and not np.issubdtype(g_raw.dtype, np.integer):
+        raise ValueError("groups must be integer group indices")
+    g = g_raw.astype(np.int64)
+    if g.size and (g.min() < 0 or g.max() >= n_groups):
+        raise ValueError("group index out of range [0, n_groups)")
+    n = np.bincount(g, minlength=n_groups)
+    sums = np.bincount(g, weights=v, minlength=n_groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        estimate = np.where(n > 0, sums / np.maximum(n, 1), np.nan)
+    if v.size == 0:
+        nan = np.full(n_groups, np.nan)
+        return estimate, nan, nan.copy(), n
+    rng = np.random.default_rng(seed)
+    if cl is None:
+        boot = _grouped_boot_iid(v, g, n, rounds, rng)
+    else:
+        boot = _grouped_boot_clustered(v, g, cl, n_groups, rounds, rng)
+    tail = (1.0 - level) / 2.0
+    low, high = _quantiles_rows(boot, (tail, 1.0 - tail))
+    return estimate, low, high, n
+
+
+def bootstrap_statistic(
+    statistic: Callable[[np.ndarray], float],
+    n_units: int,
+    *,
+    rounds: int = 1000,
+    seed: int,
+    level: float = 0.95,
+) -> tuple[float, float]:
+    """Percentile interval of ``statistic(idx)``, ``idx`` = n_units unit indices drawn with
+    replacement (e.g. items, for kappa/alpha). Rounds where the statistic is nan (undefined on
+    that resample, e.g. no variation) are skipped; (nan, nan) if every round is.
+    """
+    _check_common(rounds, level)
+    if n_units < 1:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    stats = np.array(
+        [float(statistic(rng.integers(0, n_units, size=n_units))) for _ in range(rounds)]
+    )
+    stats = stats[~np.isnan(stats)]
+    if stats.size == 0:
+        return float("nan"), float("nan")
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(stats, [tail, 1.0 - tail])
+    return float(low), float(high)

@@ -1,0 +1,126 @@
+"""Aggregation: stored results, idempotence, debounced triggering, and failure handling."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from apps.analysis import services
+from apps.analysis.models import AggregationState, StudyResult
+from apps.analysis.services import aggregate_sweep, study_aggregate, study_results_request
+from apps.core.errors import DomainError
+from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
+
+pytestmark = pytest.mark.django_db
+
+
+def _raw_fingerprint() -> str:
+    rows = [
+        list(ScoreResponse.objects.order_by("pk").values_list()),
+        list(ScoreAnswer.objects.order_by("pk").values_list()),
+        list(PairJudgment.objects.order_by("pk").values_list()),
+        list(TuringJudgment.objects.order_by("pk").values_list()),
+    ]
+    return hashlib.sha256(json.dumps(rows, default=str).encode()).hexdigest()
+
+
+def test_aggregate_stores_results_with_seed_rounds_and_input_hash(demo_study):
+    result = study_aggregate(study=demo_study, rounds=50)
+    assert result.seed == 20261129
+    assert result.rounds == 50
+    assert len(result.input_hash) == 64
+    payload = result.payload
+    assert payload["counts"]["items"] == 70
+    assert payload["counts"]["pair_judgments"] == 240
+    assert {row["item"] for row in payload["bradley_terry"]} <= {item["item"] for item in payload["items"]}
+    for row in payload["bradley_terry"]:
+        assert row["ci_low"] <= row["score"] <= row["ci_high"]
+    assert set(payload["agreement"]) == {"surprise", "coherence", "funniness", "offensive"}
+    assert set(payload["agreement"]["funniness"]["krippendorff_alpha"]) == {"nominal", "ordinal", "interval"}
+    assert set(payload["groups"]) >= {"source", "level", "humor_type", "background"}
+
+
+def test_demo_results_show_the_planted_structure(demo_study):
+    payload = study_aggregate(study=demo_study, rounds=100).payload
+    by_source = payload["groups"]["source"]
+    funny = {source: by_source[source]["questions"]["funniness"]["value"] for source in by_source}
+    # The demo simulation makes people funnier than laughter-7b, and laughter-7b than quipster-v2.
+    assert funny["human"] > funny["laughter-7b"] > funny["quipster-v2"]
+    flagged = {item["item"] for item in payload["items"] if "culture_dependent" in item["flags"]}
+    assert {"j001", "j003", "j012"} <= flagged
+    offensive = {item["item"] for item in payload["items"] if item["offensive"]}
+    assert {"j013", "j050"} <= offensive
+    assert payload["turing"]["by_source"]["quipster-v2"]["accuracy"]["value"] > 0.65
+
+
+def test_rerunning_gives_identical_results_and_changes_no_judgment(demo_study):
+    before = _raw_fingerprint()
+    first = study_aggregate(study=demo_study, rounds=50)
+    first_payload, first_hash = first.payload, first.input_hash
+    second = study_aggregate(study=demo_study, rounds=50)
+    assert StudyResult.objects.filter(study=demo_study).count() == 1
+    assert second.input_hash == first_hash
+    assert second.payload == first_payload
+    assert _raw_fingerprint() == before
+
+
+def test_another_seed_changes_intervals_not_estimates(demo_study):
+    a = study_aggregate(study=demo_study, rounds=50, seed=1).payload
+    b = study_aggregate(study=demo_study, rounds=50, seed=2).payload
+    assert [r["score"] for r in a["bradley_terry"]] == [r["score"] for r in b["bradley_terry"]]
+    assert [r["ci_low"] for r in a["bradley_terry"]] != [r["ci_low"] for r in b["bradley_terry"]]
+
+
+def test_failed_run_leaves_previous_results_in_place(demo_study, monkeypatch):
+    previous = study_aggregate(study=demo_study, rounds=50)
+
+    def crash(*args, **kwargs):
+        raise MemoryError("worker ran out of memory")
+
+    monkeypatch.setattr(services, "compute_results", crash)
+    with pytest.raises(MemoryError):
+        study_aggregate(study=demo_study, rounds=50)
+    stored = StudyResult.objects.get(study=demo_study)
+    assert stored.computed_at == previous.computed_at
+    assert stored.payload == previous.payload
+    assert "MemoryError" in AggregationState.objects.get(study=demo_study).last_error
+
+
+def test_too_few_rounds_is_refused(demo_study):
+    with pytest.raises(DomainError, match="at least 10 bootstrap rounds"):
+        study_aggregate(study=demo_study, rounds=3)
+    assert not StudyResult.objects.exists()
+
+
+def test_a_burst_of_submissions_queues_one_run(demo_study, django_capture_on_commit_callbacks):
+    AggregationState.objects.filter(study=demo_study).update(scheduled=False)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        for _ in range(5):
+            study_results_request(study_id=demo_study.pk)
+    assert len(callbacks) == 1
+    assert AggregationState.objects.get(study=demo_study).scheduled is True
+
+
+def test_queued_run_computes_results_after_commit(demo_study, django_capture_on_commit_callbacks):
+    AggregationState.objects.filter(study=demo_study).update(scheduled=False)
+    with django_capture_on_commit_callbacks(execute=True):
+        study_results_request(study_id=demo_study.pk)
+    result = StudyResult.objects.get(study=demo_study)
+    state = AggregationState.objects.get(study=demo_study)
+    assert state.scheduled is False
+    assert result.evidence_as_of == state.requested_at
+
+
+def test_sweep_queues_studies_whose_results_are_older_than_their_evidence(demo_study):
+    study_aggregate(study=demo_study, rounds=20)
+    assert aggregate_sweep() == []
+    # New evidence whose queueing was lost (for example, the broker was down).
+    AggregationState.objects.filter(study=demo_study).update(
+        requested_at=StudyResult.objects.get(study=demo_study).computed_at, scheduled=False
+    )
+    assert aggregate_sweep() == [demo_study.pk]
+    state = AggregationState.objects.get(study=demo_study)
+    assert StudyResult.objects.get(study=demo_study).evidence_as_of == state.requested_at
+    assert aggregate_sweep() == []

@@ -1,0 +1,51 @@
+"""A real Celery worker, over Redis, computes a study's results after judgments are imported."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+
+from apps.analysis.models import StudyResult
+from apps.judgments.services import study_judgments_import
+from config.celery import app
+from tests.conftest import skip_or_fail
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def redis_app(settings):  # type: ignore[no-untyped-def]
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        skip_or_fail("needs Redis (set REDIS_URL=redis://127.0.0.1:6379/15)")
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
+    except redis.exceptions.ConnectionError:
+        skip_or_fail(f"Redis at {url} does not answer")
+    redis.Redis.from_url(url).flushdb()
+    # REDIS_URL in the environment made Redis the broker when settings loaded; tests run tasks
+    # eagerly otherwise, so only that is switched off here.
+    assert app.conf.broker_url == url
+    app.conf.task_always_eager = False
+    settings.AGGREGATE_DEBOUNCE_SECONDS = 0
+    settings.BOOTSTRAP_ROUNDS = 50
+    yield app
+    app.conf.task_always_eager = True
+
+def test_worker_over_redis_aggregates_after_an_import(redis_app, demo_study_committed):
+    study, judgments = demo_study_committed
+    assert not StudyResult.objects.filter(study=study).exists()
+    with start_worker(redis_app, pool="solo", perform_ping_check=False, shutdown_timeout=30):
+        # The import commits, then queues one debounced run through Redis for the worker.
+        study_judgments_import(study=study, data=judgments, filename="judgments.jsonl")
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not StudyResult.objects.filter(study=study).exists():
+            time.sleep(0.25)
+    result = StudyResult.objects.get(study=study)
+    assert result.payload["counts"]["pair_judgments"] == 240
+    assert result.rounds == 50
