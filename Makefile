@@ -30,7 +30,7 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff format --check .
 
 typecheck: $(VENV)/.installed
-	DEBUG=1 $(VENV)/bin/mypy .
+	DEBUG=1 $(VENV)/bin/mypy
 
 check: lint typecheck
 	DEBUG=1 $(PY) manage.py makemigrations --check --dry-run

@@ -23,7 +23,7 @@ SECRET_KEY = env_str("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set unless DEBUG=1")
-    SECRET_KEY = "insecure-development-key-only-used-with-DEBUG"  # noqa: S105
+    SECRET_KEY = "insecure-development-key-only-used-with-DEBUG"
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"] if DEBUG else [])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -80,7 +80,9 @@ TEMPLATES = [
 def _database_config() -> dict[str, Any]:
     url = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'laughlab.sqlite3'}")
     try:
-        config: dict[str, Any] = dict(dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 0)))
+        config: dict[str, Any] = dict(
+            dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))
+        )
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from exc
     if config["ENGINE"] == "django.db.backends.sqlite3":
@@ -199,4 +201,3 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
-

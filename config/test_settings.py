@@ -8,7 +8,7 @@ os.environ.setdefault("DEBUG", "0")
 os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production")
 os.environ.setdefault("ALLOWED_HOSTS", "localhost,127.0.0.1,testserver")
 
-from config.settings import *  # noqa: E402,F403
+from config.settings import *  # noqa: F403
 
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True

@@ -10,9 +10,24 @@ from apps.core.admin import ReadOnlyAdmin
 class StudyResultAdmin(ReadOnlyAdmin):
     list_display = ("study", "computed_at", "duration_seconds", "seed", "rounds", "input_hash")
     exclude = ("payload",)
-    readonly_fields = ("study", "computed_at", "duration_seconds", "seed", "rounds", "input_hash", "evidence_as_of")
+    readonly_fields = (
+        "study",
+        "computed_at",
+        "duration_seconds",
+        "seed",
+        "rounds",
+        "input_hash",
+        "evidence_as_of",
+    )
 
 
 @admin.register(AggregationState)
 class AggregationStateAdmin(ReadOnlyAdmin):
-    list_display = ("study", "requested_at", "scheduled", "last_started_at", "last_finished_at", "last_error")
+    list_display = (
+        "study",
+        "requested_at",
+        "scheduled",
+        "last_started_at",
+        "last_finished_at",
+        "last_error",
+    )

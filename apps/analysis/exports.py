@@ -28,7 +28,10 @@ def _item_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
     questions = sorted({name for item in document.get("items", []) for name in item["questions"]})
     rows = []
     for item in document.get("items", []):
-        row: dict[str, Any] = {key: item[key] for key in ("item", "source", "level", "humor_type", "topic", "n_raters", "n_pairs")}
+        row: dict[str, Any] = {
+            key: item[key]
+            for key in ("item", "source", "level", "humor_type", "topic", "n_raters", "n_pairs")
+        }
         for name in questions:
             stats = item["questions"].get(name, {})
             row[f"{name}_mean"] = stats.get("value")

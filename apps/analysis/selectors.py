@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from django.db.models import QuerySet
 
 from apps.analysis.models import StudyResult
 from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, Thresholds
@@ -14,16 +13,28 @@ from apps.studies.models import Item, Study
 from apps.studies.selectors import study_questions
 
 
-
 def study_inputs_load(*, study: Study) -> StudyInputs:
     """Every judgment of the study as arrays; rows in primary-key order so the digest is stable."""
     item_rows = list(
         Item.objects.filter(study=study)
         .order_by("pk")
-        .values_list("pk", "external_id", "source", "level", "humor_type", "topic", "safety_intercepted", "explanation")
+        .values_list(
+            "pk",
+            "external_id",
+            "source",
+            "level",
+            "humor_type",
+            "topic",
+            "safety_intercepted",
+            "explanation",
+        )
     )
     item_index = {row[0]: position for position, row in enumerate(item_rows)}
-    rater_rows = list(Rater.objects.filter(study=study).order_by("pk").values_list("pk", "external_id", "background__code"))
+    rater_rows = list(
+        Rater.objects.filter(study=study)
+        .order_by("pk")
+        .values_list("pk", "external_id", "background__code")
+    )
     rater_index = {row[0]: position for position, row in enumerate(rater_rows)}
     questions = study_questions(study=study)
     question_index = {q.pk: position for position, q in enumerate(questions)}
@@ -31,14 +42,26 @@ def study_inputs_load(*, study: Study) -> StudyInputs:
     answers = np.array(
         ScoreAnswer.objects.filter(response__study=study)
         .order_by("pk")
-        .values_list("response__item_id", "response__rater_id", "question_id", "value", "response__seconds_into_session"),
+        .values_list(
+            "response__item_id",
+            "response__rater_id",
+            "question_id",
+            "value",
+            "response__seconds_into_session",
+        ),
         dtype=object,
     ).reshape(-1, 5)
     pairs = np.array(
-        PairJudgment.objects.filter(study=study).order_by("pk").values_list("left_id", "right_id", "winner_id", "rater_id"),
+        PairJudgment.objects.filter(study=study)
+        .order_by("pk")
+        .values_list("left_id", "right_id", "winner_id", "rater_id"),
         dtype=np.int64,
     ).reshape(-1, 4)
-    turing = list(TuringJudgment.objects.filter(study=study).order_by("pk").values_list("item_id", "rater_id", "guess"))
+    turing = list(
+        TuringJudgment.objects.filter(study=study)
+        .order_by("pk")
+        .values_list("item_id", "rater_id", "guess")
+    )
     explanations = list(
         ScoreResponse.objects.filter(study=study)
         .exclude(explanation_match="")
@@ -60,7 +83,11 @@ def study_inputs_load(*, study: Study) -> StudyInputs:
         item_has_explanation=np.array([bool(row[7]) for row in item_rows], dtype=bool),
         rater_ids=[row[1] for row in rater_rows],
         rater_group=[row[2] for row in rater_rows],
-        groups=list(BackgroundGroup.objects.filter(study=study).order_by("position", "code").values_list("code", flat=True)),
+        groups=list(
+            BackgroundGroup.objects.filter(study=study)
+            .order_by("position", "code")
+            .values_list("code", flat=True)
+        ),
         questions=[QuestionInfo(q.name, q.kind, q.min_value, q.max_value) for q in questions],
         score_item=positions(answers[:, 0], item_index),
         score_rater=positions(answers[:, 1], rater_index),
@@ -75,9 +102,12 @@ def study_inputs_load(*, study: Study) -> StudyInputs:
         turing_rater=np.array([rater_index[row[1]] for row in turing], dtype=np.int64),
         turing_guess_ai=np.array([row[2] == "ai" for row in turing], dtype=bool),
         explanation_item=np.array([item_index[row[0]] for row in explanations], dtype=np.int64),
-        explanation_match=np.array([1 if row[1] == "yes" else 0 for row in explanations], dtype=np.int64),
+        explanation_match=np.array(
+            [1 if row[1] == "yes" else 0 for row in explanations], dtype=np.int64
+        ),
         thresholds=Thresholds(
-            min_items_per_model=study.min_items_per_model, min_raters_per_item=study.min_raters_per_item
+            min_items_per_model=study.min_items_per_model,
+            min_raters_per_item=study.min_raters_per_item,
         ),
     )
 
@@ -86,6 +116,6 @@ def study_result_get(*, study: Study) -> StudyResult:
     try:
         return StudyResult.objects.get(study=study)
     except StudyResult.DoesNotExist:
-        raise NotFound(f"study {study.slug!r} has no computed results yet; run aggregation first") from None
-
-
+        raise NotFound(
+            f"study {study.slug!r} has no computed results yet; run aggregation first"
+        ) from None

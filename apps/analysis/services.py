@@ -41,9 +41,13 @@ def _enqueue(study_id: int) -> None:
     from apps.analysis.tasks import study_aggregate_task
 
     try:
-        study_aggregate_task.apply_async(args=[study_id], countdown=settings.AGGREGATE_DEBOUNCE_SECONDS)
+        study_aggregate_task.apply_async(
+            args=[study_id], countdown=settings.AGGREGATE_DEBOUNCE_SECONDS
+        )
     except Exception:  # the broker is down: the judgments are stored; the sweep will catch up
-        logger.warning("could not queue aggregation of study %s; the sweep will retry", study_id, exc_info=True)
+        logger.warning(
+            "could not queue aggregation of study %s; the sweep will retry", study_id, exc_info=True
+        )
         AggregationState.objects.filter(study_id=study_id).update(scheduled=False)
 
 
@@ -60,7 +64,9 @@ def study_results_request(*, study_id: int) -> None:
         transaction.on_commit(lambda: _enqueue(study_id))
 
 
-def study_aggregate(*, study: Study, rounds: int | None = None, seed: int | None = None) -> StudyResult:
+def study_aggregate(
+    *, study: Study, rounds: int | None = None, seed: int | None = None
+) -> StudyResult:
     """Recompute and store the study's results. Idempotent; raw judgments are only read."""
     rounds = rounds or settings.BOOTSTRAP_ROUNDS
     seed = study.random_seed if seed is None else seed
@@ -69,14 +75,18 @@ def study_aggregate(*, study: Study, rounds: int | None = None, seed: int | None
     _state_touch_if_missing(study.pk)
     # Clear the flag before reading, so evidence arriving during the run queues the next one.
     state = AggregationState.objects.get(study=study)
-    AggregationState.objects.filter(pk=state.pk).update(scheduled=False, last_started_at=timezone.now())
+    AggregationState.objects.filter(pk=state.pk).update(
+        scheduled=False, last_started_at=timezone.now()
+    )
     evidence_as_of = state.requested_at
     started = time.perf_counter()
     try:
         inputs = study_inputs_load(study=study)
         payload = compute_results(inputs, seed=seed, rounds=rounds)
     except Exception as exc:
-        AggregationState.objects.filter(pk=state.pk).update(last_error=f"{type(exc).__name__}: {exc}"[:2000])
+        AggregationState.objects.filter(pk=state.pk).update(
+            last_error=f"{type(exc).__name__}: {exc}"[:2000]
+        )
         raise
     duration = time.perf_counter() - started
     payload["study"] = study.slug
@@ -94,7 +104,9 @@ def study_aggregate(*, study: Study, rounds: int | None = None, seed: int | None
                 "evidence_as_of": evidence_as_of,
             },
         )
-        AggregationState.objects.filter(pk=state.pk).update(last_finished_at=computed_at, last_error="")
+        AggregationState.objects.filter(pk=state.pk).update(
+            last_finished_at=computed_at, last_error=""
+        )
     return result
 
 
@@ -115,7 +127,8 @@ def aggregate_sweep() -> list[int]:
     """
     stale_schedule = timezone.now() - timedelta(seconds=max(settings.AGGREGATE_SWEEP_SECONDS, 60))
     candidates = AggregationState.objects.filter(requested_at__isnull=False).filter(
-        Q(study__result__isnull=True) | Q(requested_at__gt=F("study__result__evidence_as_of"))
+        Q(study__result__isnull=True)
+        | Q(requested_at__gt=F("study__result__evidence_as_of"))
         | Q(study__result__evidence_as_of__isnull=True)
     )
     queued = []

@@ -16,4 +16,6 @@ class CoreConfig(AppConfig):
         # web process and the demo worker may start in either order, so both make sure.
         if settings.CELERY_BROKER_URL.startswith("filesystem://"):
             for key in ("data_folder_in", "processed_folder"):
-                Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS[key]).mkdir(parents=True, exist_ok=True)
+                Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS[key]).mkdir(
+                    parents=True, exist_ok=True
+                )

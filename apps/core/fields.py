@@ -59,7 +59,9 @@ class LineFields:
             return None
         return value
 
-    def choice(self, name: str, choices: Collection[str], *, required: bool = False, default: str = "") -> str | None:
+    def choice(
+        self, name: str, choices: Collection[str], *, required: bool = False, default: str = ""
+    ) -> str | None:
         value = self.string(name, required=required, default=default)
         if value is None or (not required and value == default):
             return value
@@ -95,7 +97,11 @@ class LineFields:
             except ValueError:
                 self.error(name, f"must be a number, got {value!r}")
                 return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+        ):
             self.error(name, f"must be a finite number, got {value!r}")
             return None
         if minimum is not None and value < minimum:

@@ -47,7 +47,9 @@ def read_jsonl(text: str) -> Iterator[Record | LineError]:
         yield Record(number, value)
 
 
-def read_csv(text: str, *, json_columns: frozenset[str] = frozenset()) -> Iterator[Record | LineError]:
+def read_csv(
+    text: str, *, json_columns: frozenset[str] = frozenset()
+) -> Iterator[Record | LineError]:
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = next(reader)

@@ -18,7 +18,15 @@ from apps.judgments.models import ScoreResponse, TuringJudgment
 from apps.raters.models import AgeBand
 
 COMMON_FIELDS = frozenset(
-    {"kind", "rater", "background", "age_band", "seconds_into_session", "submitted_at", "active_seconds"}
+    {
+        "kind",
+        "rater",
+        "background",
+        "age_band",
+        "seconds_into_session",
+        "submitted_at",
+        "active_seconds",
+    }
 )
 KINDS = ("score", "pair", "turing")
 
@@ -120,7 +128,9 @@ def _header(fields: LineFields, context: ImportContext) -> Header | None:
     submitted_at = fields.timestamp("submitted_at")
     if not fields.ok or rater is None or background is None:
         return None
-    return Header(fields.record.line, rater, background, age_band or None, seconds, active, submitted_at)
+    return Header(
+        fields.record.line, rater, background, age_band or None, seconds, active, submitted_at
+    )
 
 
 def _score(fields: LineFields, header: Header, context: ImportContext) -> ScoreRow | None:
@@ -133,7 +143,9 @@ def _score(fields: LineFields, header: Header, context: ImportContext) -> ScoreR
             answers[name] = value
     if fields.ok and not answers:
         fields.error("(line)", f"answers none of the questions ({', '.join(context.questions)})")
-    match = fields.choice("explanation_match", [c for c in ScoreResponse.ExplanationMatch.values if c])
+    match = fields.choice(
+        "explanation_match", [c for c in ScoreResponse.ExplanationMatch.values if c]
+    )
     if match and item is not None and not context.items_with_explanation.get(item):
         fields.error("explanation_match", f"item {item!r} has no explanation to judge")
     if not fields.ok or item is None:
@@ -148,8 +160,15 @@ def _pair(fields: LineFields, header: Header, context: ImportContext) -> PairRow
     winner = fields.string("winner", required=True, max_length=128)
     if left is not None and left == right:
         fields.error("right", "must differ from left")
-    if winner is not None and left is not None and right is not None and winner not in (left, right):
-        fields.error("winner", f"must be the left ({left!r}) or the right ({right!r}) item, got {winner!r}")
+    if (
+        winner is not None
+        and left is not None
+        and right is not None
+        and winner not in (left, right)
+    ):
+        fields.error(
+            "winner", f"must be the left ({left!r}) or the right ({right!r}) item, got {winner!r}"
+        )
     if not fields.ok or left is None or right is None or winner is None:
         return None
     return PairRow(header, left, right, winner)
@@ -164,7 +183,9 @@ def _turing(fields: LineFields, header: Header, context: ImportContext) -> Turin
     return TuringRow(header, item, guess)
 
 
-def parse_judgments(records: Iterable[Record | LineError], context: ImportContext) -> ParsedJudgments:
+def parse_judgments(
+    records: Iterable[Record | LineError], context: ImportContext
+) -> ParsedJudgments:
     parsed = ParsedJudgments()
     first_line: dict[tuple[str, ...], int] = {}
     for record in records:
@@ -189,16 +210,23 @@ def parse_judgments(records: Iterable[Record | LineError], context: ImportContex
         if known is None:
             parsed.raters[header.rater] = (header.background, header.age_band)
         elif known[0] != header.background:
-            fields.error("background", f"rater {header.rater!r} was given background {known[0]!r} earlier in the file")
+            fields.error(
+                "background",
+                f"rater {header.rater!r} was given background {known[0]!r} earlier in the file",
+            )
             continue
         elif header.age_band is not None and known[1] not in (None, header.age_band):
-            fields.error("age_band", f"rater {header.rater!r} was given age band {known[1]!r} earlier in the file")
+            fields.error(
+                "age_band",
+                f"rater {header.rater!r} was given age band {known[1]!r} earlier in the file",
+            )
             continue
         elif header.age_band is not None and known[1] is None:
             parsed.raters[header.rater] = (known[0], header.age_band)
         if row.key in first_line:
             fields.error(
-                "(line)", f"judges the same task as line {first_line[row.key]} (one judgment per rater and task)"
+                "(line)",
+                f"judges the same task as line {first_line[row.key]} (one judgment per rater and task)",
             )
             continue
         first_line[row.key] = record.line

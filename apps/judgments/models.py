@@ -93,7 +93,9 @@ class ScoreAnswer(models.Model):
     class Meta:
         ordering = ["response", "question__position"]
         constraints = [
-            models.UniqueConstraint(fields=["response", "question"], name="one_answer_per_question"),
+            models.UniqueConstraint(
+                fields=["response", "question"], name="one_answer_per_question"
+            ),
             models.CheckConstraint(
                 condition=Q(value__gte=0) & Q(value__lte=10), name="answer_value_within_0_10"
             ),
@@ -115,11 +117,15 @@ class PairJudgment(Judgment):
         constraints = [
             # The same two items, in either placement, are judged once per rater.
             models.UniqueConstraint(
-                "rater", Least("left", "right"), Greatest("left", "right"), name="one_pair_judgment_per_rater_pair"
+                "rater",
+                Least("left", "right"),
+                Greatest("left", "right"),
+                name="one_pair_judgment_per_rater_pair",
             ),
             models.CheckConstraint(condition=~Q(left=F("right")), name="pair_items_differ"),
             models.CheckConstraint(
-                condition=Q(winner=F("left")) | Q(winner=F("right")), name="pair_winner_is_shown_item"
+                condition=Q(winner=F("left")) | Q(winner=F("right")),
+                name="pair_winner_is_shown_item",
             ),
             *_time_checks("pair"),
         ]
@@ -140,8 +146,12 @@ class TuringJudgment(Judgment):
     class Meta:
         ordering = ["study", "submitted_at"]
         constraints = [
-            models.UniqueConstraint(fields=["rater", "item"], name="one_turing_judgment_per_rater_item"),
-            models.CheckConstraint(condition=Q(guess__in=["ai", "human"]), name="turing_guess_valid"),
+            models.UniqueConstraint(
+                fields=["rater", "item"], name="one_turing_judgment_per_rater_item"
+            ),
+            models.CheckConstraint(
+                condition=Q(guess__in=["ai", "human"]), name="turing_guess_valid"
+            ),
             *_time_checks("turing"),
         ]
 

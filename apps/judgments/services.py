@@ -34,6 +34,7 @@ from apps.raters.services import ImportedRater, raters_check_imported, raters_en
 from apps.studies.models import Item, Study
 from apps.studies.selectors import study_questions
 
+
 @dataclass(frozen=True)
 class JudgmentImportSummary:
     created: dict[str, int]
@@ -53,14 +54,19 @@ def _context(study: Study) -> ImportContext:
     questions = {
         q.name: QuestionSpec(q.name, q.min_value, q.max_value) for q in study_questions(study=study)
     }
-    items = dict(
-        (ext, bool(expl)) for ext, expl in Item.objects.filter(study=study).values_list("external_id", "explanation")
+    items = {
+        ext: bool(expl)
+        for ext, expl in Item.objects.filter(study=study).values_list("external_id", "explanation")
+    }
+    backgrounds = frozenset(
+        BackgroundGroup.objects.filter(study=study).values_list("code", flat=True)
     )
-    backgrounds = frozenset(BackgroundGroup.objects.filter(study=study).values_list("code", flat=True))
     return ImportContext(questions=questions, items_with_explanation=items, backgrounds=backgrounds)
 
 
-def _imported_raters(rows: list[Row], raters: dict[str, tuple[str, str | None]]) -> list[ImportedRater]:
+def _imported_raters(
+    rows: list[Row], raters: dict[str, tuple[str, str | None]]
+) -> list[ImportedRater]:
     now = timezone.now()
     first_line: dict[str, int] = {}
     starts: dict[str, list[datetime]] = defaultdict(list)
@@ -77,7 +83,14 @@ def _imported_raters(rows: list[Row], raters: dict[str, tuple[str, str | None]])
         started = min(starts[external_id], default=now)
         last = max(lasts[external_id], default=started)
         result.append(
-            ImportedRater(external_id, background, age_band, first_line[external_id], started, max(last, started))
+            ImportedRater(
+                external_id,
+                background,
+                age_band,
+                first_line[external_id],
+                started,
+                max(last, started),
+            )
         )
     return result
 
@@ -85,9 +98,9 @@ def _imported_raters(rows: list[Row], raters: dict[str, tuple[str, str | None]])
 def _stored_keys(study: Study, rater_ids: list[str]) -> dict[tuple[str, ...], object]:
     """Stored judgments of these raters, by the same natural key the rows use, with their content."""
     stored: dict[tuple[str, ...], object] = {}
-    scores = ScoreResponse.objects.filter(study=study, rater__external_id__in=rater_ids).values_list(
-        "pk", "rater__external_id", "item__external_id", "explanation_match"
-    )
+    scores = ScoreResponse.objects.filter(
+        study=study, rater__external_id__in=rater_ids
+    ).values_list("pk", "rater__external_id", "item__external_id", "explanation_match")
     answers: dict[int, dict[str, int]] = defaultdict(dict)
     for response_id, name, value in ScoreAnswer.objects.filter(
         response__study=study, response__rater__external_id__in=rater_ids
@@ -97,12 +110,14 @@ def _stored_keys(study: Study, rater_ids: list[str]) -> dict[tuple[str, ...], ob
         stored[("score", rater, item)] = (answers[pk], match)
     for rater, left, right, winner in PairJudgment.objects.filter(
         study=study, rater__external_id__in=rater_ids
-    ).values_list("rater__external_id", "left__external_id", "right__external_id", "winner__external_id"):
+    ).values_list(
+        "rater__external_id", "left__external_id", "right__external_id", "winner__external_id"
+    ):
         low, high = sorted((left, right))
         stored[("pair", rater, low, high)] = (left, right, winner)
-    for rater, item, guess in TuringJudgment.objects.filter(study=study, rater__external_id__in=rater_ids).values_list(
-        "rater__external_id", "item__external_id", "guess"
-    ):
+    for rater, item, guess in TuringJudgment.objects.filter(
+        study=study, rater__external_id__in=rater_ids
+    ).values_list("rater__external_id", "item__external_id", "guess"):
         stored[("turing", rater, item)] = guess
     return stored
 
@@ -116,7 +131,9 @@ def _content(row: Row) -> object:
 
 
 def study_judgments_import(*, study: Study, data: bytes, filename: str) -> JudgmentImportSummary:
-    return study_judgments_import_records(study=study, records=read_records(data, filename=filename))
+    return study_judgments_import_records(
+        study=study, records=read_records(data, filename=filename)
+    )
 
 
 @transaction.atomic
@@ -137,7 +154,11 @@ def study_judgments_import_records(
             new_rows.append(row)
         elif stored[row.key] != _content(row):
             errors.append(
-                LineError(row.header.line, "(line)", "contradicts the judgment already stored for this rater and task")
+                LineError(
+                    row.header.line,
+                    "(line)",
+                    "contradicts the judgment already stored for this rater and task",
+                )
             )
     if errors:
         raise ImportRejected(sorted(errors, key=lambda error: error.line))
@@ -148,7 +169,9 @@ def study_judgments_import_records(
             people = raters_ensure_imported(study=study, raters=imported)
             created = _write_rows(study, new_rows, people)
     except IntegrityError as exc:
-        raise Conflict("another import stored some of these judgments at the same time; try again") from exc
+        raise Conflict(
+            "another import stored some of these judgments at the same time; try again"
+        ) from exc
     if new_rows:
         study_results_request(study_id=study.pk)
     return JudgmentImportSummary(
@@ -185,7 +208,7 @@ def _write_rows(
                 item_id=items[row.item],
                 explanation_match=row.explanation_match,
                 explanation_answered_at=row.header.submitted_at if row.explanation_match else None,
-                **common(row),  # type: ignore[arg-type]
+                **common(row),
             )
             for row in score_rows
         ],
@@ -193,7 +216,12 @@ def _write_rows(
     )
     ScoreAnswer.objects.bulk_create(
         [
-            ScoreAnswer(response=response, question=questions[name], value=value, answered_at=row.header.submitted_at)
+            ScoreAnswer(
+                response=response,
+                question=questions[name],
+                value=value,
+                answered_at=row.header.submitted_at,
+            )
             for row, response in zip(score_rows, responses, strict=True)
             for name, value in row.answers.items()
         ],
@@ -202,7 +230,10 @@ def _write_rows(
     pairs = PairJudgment.objects.bulk_create(
         [
             PairJudgment(
-                left_id=items[row.left], right_id=items[row.right], winner_id=items[row.winner], **common(row)  # type: ignore[arg-type]
+                left_id=items[row.left],
+                right_id=items[row.right],
+                winner_id=items[row.winner],
+                **common(row),
             )
             for row in rows
             if isinstance(row, PairRow)
@@ -211,11 +242,10 @@ def _write_rows(
     )
     turing = TuringJudgment.objects.bulk_create(
         [
-            TuringJudgment(item_id=items[row.item], guess=row.guess, **common(row))  # type: ignore[arg-type]
+            TuringJudgment(item_id=items[row.item], guess=row.guess, **common(row))
             for row in rows
             if isinstance(row, TuringRow)
         ],
         batch_size=1000,
     )
     return {"score": len(responses), "pair": len(pairs), "turing": len(turing)}
-

@@ -41,7 +41,9 @@ class BackgroundGroup(models.Model):
     class Meta:
         ordering = ["study", "position", "code"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "code"], name="background_code_unique_in_study"),
+            models.UniqueConstraint(
+                fields=["study", "code"], name="background_code_unique_in_study"
+            ),
             models.CheckConstraint(
                 condition=Q(quota__isnull=True) | Q(filled__lte=F("quota")),
                 name="background_filled_within_quota",
@@ -58,7 +60,9 @@ class Rater(TimeStampedModel):
         IMPORTED = "imported", "Imported with judgments"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="raters")
-    external_id = models.CharField(max_length=128, help_text="Prolific PID, imported id or generated.")
+    external_id = models.CharField(
+        max_length=128, help_text="Prolific PID, imported id or generated."
+    )
     background = models.ForeignKey(BackgroundGroup, on_delete=models.PROTECT, related_name="raters")
     age_band = models.CharField(max_length=16, choices=AgeBand.choices, default=AgeBand.UNDISCLOSED)
     language = models.CharField(max_length=16, blank=True)
@@ -70,7 +74,9 @@ class Rater(TimeStampedModel):
     class Meta:
         ordering = ["study", "external_id"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "external_id"], name="rater_id_unique_in_study"),
+            models.UniqueConstraint(
+                fields=["study", "external_id"], name="rater_id_unique_in_study"
+            ),
             models.CheckConstraint(
                 condition=Q(origin="imported") | Q(consent_at__isnull=False),
                 name="enrolled_rater_has_consent",
@@ -99,7 +105,9 @@ class RaterSession(models.Model):
         constraints = [
             # A participant who comes back resumes their session; never a second one.
             models.UniqueConstraint(fields=["rater"], name="one_session_per_rater"),
-            models.CheckConstraint(condition=Q(deadline__gt=F("started_at")), name="session_deadline_after_start"),
+            models.CheckConstraint(
+                condition=Q(deadline__gt=F("started_at")), name="session_deadline_after_start"
+            ),
             models.CheckConstraint(
                 condition=(Q(ended_at__isnull=True) & Q(end_reason=""))
                 | (Q(ended_at__isnull=False) & ~Q(end_reason="")),

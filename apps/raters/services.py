@@ -25,9 +25,9 @@ class ImportedRater:
 
 def raters_check_imported(*, study: Study, raters: list[ImportedRater]) -> list[LineError]:
     """Lines whose rater is already stored with another background or age band."""
-    stored = Rater.objects.filter(study=study, external_id__in=[r.external_id for r in raters]).select_related(
-        "background"
-    )
+    stored = Rater.objects.filter(
+        study=study, external_id__in=[r.external_id for r in raters]
+    ).select_related("background")
     by_id = {rater.external_id: rater for rater in stored}
     errors: list[LineError] = []
     for spec in raters:
@@ -42,17 +42,24 @@ def raters_check_imported(*, study: Study, raters: list[ImportedRater]) -> list[
                     f"rater {spec.external_id!r} is stored with background {rater.background.code!r}",
                 )
             )
-        elif spec.age_band is not None and rater.age_band not in (spec.age_band, AgeBand.UNDISCLOSED):
+        elif spec.age_band is not None and rater.age_band not in (
+            spec.age_band,
+            AgeBand.UNDISCLOSED,
+        ):
             errors.append(
                 LineError(
-                    spec.first_line, "age_band", f"rater {spec.external_id!r} is stored with age band {rater.age_band!r}"
+                    spec.first_line,
+                    "age_band",
+                    f"rater {spec.external_id!r} is stored with age band {rater.age_band!r}",
                 )
             )
     return errors
 
 
 @transaction.atomic
-def raters_ensure_imported(*, study: Study, raters: list[ImportedRater]) -> dict[str, tuple[Rater, RaterSession]]:
+def raters_ensure_imported(
+    *, study: Study, raters: list[ImportedRater]
+) -> dict[str, tuple[Rater, RaterSession]]:
     """The stored rater and session for each imported rater, creating those that are missing.
 
     Imported raters consented elsewhere; each gets one closed session dated by their lines.
@@ -60,7 +67,9 @@ def raters_ensure_imported(*, study: Study, raters: list[ImportedRater]) -> dict
     """
     groups = {group.code: group for group in BackgroundGroup.objects.filter(study=study)}
     ids = [spec.external_id for spec in raters]
-    existing = {rater.external_id: rater for rater in Rater.objects.filter(study=study, external_id__in=ids)}
+    existing = {
+        rater.external_id: rater for rater in Rater.objects.filter(study=study, external_id__in=ids)
+    }
     missing = [spec for spec in raters if spec.external_id not in existing]
     created = Rater.objects.bulk_create(
         [
@@ -79,7 +88,8 @@ def raters_ensure_imported(*, study: Study, raters: list[ImportedRater]) -> dict
         existing[rater.external_id] = rater
     session_length = timedelta(minutes=study.session_minutes)
     sessions = {
-        session.rater_id: session for session in RaterSession.objects.filter(rater__in=list(existing.values()))
+        session.rater_id: session
+        for session in RaterSession.objects.filter(rater__in=list(existing.values()))
     }
     new_sessions = []
     for spec in raters:

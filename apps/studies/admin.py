@@ -27,7 +27,14 @@ class QuestionAdmin(admin.ModelAdmin):
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ("slug", "name", "status", "rubric", "session_minutes", "target_scorecards_per_item")
+    list_display = (
+        "slug",
+        "name",
+        "status",
+        "rubric",
+        "session_minutes",
+        "target_scorecards_per_item",
+    )
     list_filter = ("status", "rubric")
     search_fields = ("slug", "name")
     prepopulated_fields = {"slug": ("name",)}
@@ -35,7 +42,16 @@ class StudyAdmin(admin.ModelAdmin):
 
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
-    list_display = ("external_id", "study", "source", "level", "humor_type", "topic", "language", "safety_intercepted")
+    list_display = (
+        "external_id",
+        "study",
+        "source",
+        "level",
+        "humor_type",
+        "topic",
+        "language",
+        "safety_intercepted",
+    )
     list_filter = ("study", "level", "language", "safety_intercepted", "source")
     search_fields = ("external_id", "text", "topic")
     list_select_related = ("study",)

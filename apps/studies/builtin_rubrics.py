@@ -89,7 +89,10 @@ CONTENT: dict[str, Any] = {
             "kind": "likert",
             "min_value": 1,
             "max_value": 5,
-            "prompt": {"en": "How much useful information does it give?", "zh": "提供了多少有用信息？"},
+            "prompt": {
+                "en": "How much useful information does it give?",
+                "zh": "提供了多少有用信息？",
+            },
             "anchors": {
                 "en": {"1": "Nothing new", "5": "Very informative"},
                 "zh": {"1": "没有新信息", "5": "信息量很大"},

@@ -72,7 +72,7 @@ def _context(fields: LineFields) -> list[dict[str, str]] | None:
     if value is None:
         return []
     if not isinstance(value, list):
-        fields.error("context", "must be a list of turns like {\"role\": \"user\", \"text\": \"...\"}")
+        fields.error("context", 'must be a list of turns like {"role": "user", "text": "..."}')
         return None
     turns: list[dict[str, str]] = []
     for index, turn in enumerate(value):
@@ -83,7 +83,9 @@ def _context(fields: LineFields) -> list[dict[str, str]] | None:
             or not turn["text"].strip()
             or set(turn) - {"role", "text"}
         ):
-            fields.error(f"context[{index}]", "must be an object with a string 'role' and a non-empty 'text'")
+            fields.error(
+                f"context[{index}]", "must be an object with a string 'role' and a non-empty 'text'"
+            )
             return None
         turns.append({"role": turn["role"].strip(), "text": turn["text"]})
     return turns
@@ -118,9 +120,15 @@ def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
         fields.error("context", "is required for a multi_turn item (the dialogue before the reply)")
     if level == Item.Level.SCENARIO and scenario == "":
         fields.error("scenario", "is required for a scenario item (the situation responded to)")
-    if not fields.ok:
+    if (
+        not fields.ok
+        or external_id is None
+        or text is None
+        or source is None
+        or level is None
+        or language is None
+    ):
         return None
-    assert external_id and text and source and level is not None and language is not None
     return ItemRow(
         line=record.line,
         external_id=external_id,
@@ -155,7 +163,11 @@ def parse_items(records: Iterable[Record | LineError]) -> tuple[list[ItemRow], l
             continue
         if row.external_id in first_line:
             errors.append(
-                LineError(row.line, "id", f"duplicates id {row.external_id!r} of line {first_line[row.external_id]}")
+                LineError(
+                    row.line,
+                    "id",
+                    f"duplicates id {row.external_id!r} of line {first_line[row.external_id]}",
+                )
             )
             continue
         first_line[row.external_id] = row.line

@@ -69,13 +69,17 @@ class Question(models.Model):
     class Meta:
         ordering = ["rubric", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["rubric", "name"], name="question_name_unique_in_rubric"),
+            models.UniqueConstraint(
+                fields=["rubric", "name"], name="question_name_unique_in_rubric"
+            ),
             models.UniqueConstraint(
                 fields=["rubric", "position"], name="question_position_unique_in_rubric"
             ),
             # Every stored answer lies in [0, 10]; the per-question range is narrower.
             models.CheckConstraint(
-                condition=Q(min_value__gte=0) & Q(max_value__lte=10) & Q(min_value__lt=F("max_value")),
+                condition=Q(min_value__gte=0)
+                & Q(max_value__lte=10)
+                & Q(min_value__lt=F("max_value")),
                 name="question_scale_within_0_10",
             ),
         ]
@@ -155,7 +159,9 @@ class Item(TimeStampedModel):
     humor_type = models.CharField(max_length=64, blank=True)
     topic = models.CharField(max_length=128, blank=True)
     language = models.CharField(max_length=16, default="en")
-    context = models.JSONField(default=list, blank=True, help_text="Dialogue turns before the item.")
+    context = models.JSONField(
+        default=list, blank=True, help_text="Dialogue turns before the item."
+    )
     scenario = models.TextField(blank=True)
     explanation = models.TextField(blank=True, help_text="The model's own 'why this is funny'.")
     safety_intercepted = models.BooleanField(default=False)
@@ -170,11 +176,16 @@ class Item(TimeStampedModel):
     class Meta:
         ordering = ["study", "external_id"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "external_id"], name="item_id_unique_in_study"),
+            models.UniqueConstraint(
+                fields=["study", "external_id"], name="item_id_unique_in_study"
+            ),
             models.CheckConstraint(condition=~Q(text=""), name="item_text_not_empty"),
             models.CheckConstraint(condition=~Q(source=""), name="item_source_not_empty"),
         ]
-        indexes = [models.Index(fields=["study", "topic"]), models.Index(fields=["study", "source"])]
+        indexes = [
+            models.Index(fields=["study", "topic"]),
+            models.Index(fields=["study", "source"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.study.slug}/{self.external_id}"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -64,7 +64,9 @@ def study_create(
         rubric = Rubric.objects.get(slug=rubric_slug)
     except Rubric.DoesNotExist:
         known = ", ".join(Rubric.objects.order_by("slug").values_list("slug", flat=True))
-        raise NotFound(f"no rubric {rubric_slug!r}; known rubrics: {known}", field="rubric") from None
+        raise NotFound(
+            f"no rubric {rubric_slug!r}; known rubrics: {known}", field="rubric"
+        ) from None
     if Study.objects.filter(slug=slug).exists():
         raise Conflict(f"a study with slug {slug!r} already exists", field="slug")
     study = Study(slug=slug, name=name or slug, rubric=rubric, **settings)
@@ -87,9 +89,7 @@ def _differences(item: Item, row: ItemRow) -> list[str]:
     return [name for name in ITEM_COMPARED_FIELDS if getattr(item, name) != fields[name]]
 
 
-def study_items_import(
-    *, study: Study, data: bytes, filename: str
-) -> ImportSummary:
+def study_items_import(*, study: Study, data: bytes, filename: str) -> ImportSummary:
     """Import item lines (JSONL or CSV). All lines are checked before anything is written.
 
     Importing the same file twice changes nothing: an item already stored with the same content
@@ -109,7 +109,9 @@ def study_items_import_records(
         raise ImportRejected([LineError(0, "(file)", "contains no items")])
     existing = {
         item.external_id: item
-        for item in Item.objects.filter(study=study, external_id__in=[row.external_id for row in rows])
+        for item in Item.objects.filter(
+            study=study, external_id__in=[row.external_id for row in rows]
+        )
     }
     new_rows: list[ItemRow] = []
     for row in rows:
@@ -136,6 +138,7 @@ def study_items_import_records(
                 [Item(study=study, **row.model_fields()) for row in new_rows], batch_size=1000
             )
     except IntegrityError as exc:
-        raise Conflict("another import added some of these items at the same time; try again") from exc
+        raise Conflict(
+            "another import added some of these items at the same time; try again"
+        ) from exc
     return ImportSummary(created=len(new_rows), unchanged=len(rows) - len(new_rows))
-

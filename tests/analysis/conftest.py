@@ -14,8 +14,12 @@ DEMO = Path(__file__).resolve().parents[2] / "fixtures" / "demo"
 def demo_study(db):  # type: ignore[no-untyped-def]
     """The demo study's real items and judgments (70 items, 24 raters, 1,755 judgments)."""
     study = study_create(slug="demo-copy", rubric_slug="humor", random_seed=20261129)
-    study_items_import(study=study, data=(DEMO / "items.jsonl").read_bytes(), filename="items.jsonl")
-    study_judgments_import(study=study, data=(DEMO / "judgments.jsonl").read_bytes(), filename="judgments.jsonl")
+    study_items_import(
+        study=study, data=(DEMO / "items.jsonl").read_bytes(), filename="items.jsonl"
+    )
+    study_judgments_import(
+        study=study, data=(DEMO / "judgments.jsonl").read_bytes(), filename="judgments.jsonl"
+    )
     return study
 
 
@@ -23,5 +27,7 @@ def demo_study(db):  # type: ignore[no-untyped-def]
 def demo_study_committed(transactional_db):  # type: ignore[no-untyped-def]
     """The demo items in a committed study, and the judgments file still to import."""
     study = study_create(slug="demo-worker", rubric_slug="humor", random_seed=7)
-    study_items_import(study=study, data=(DEMO / "items.jsonl").read_bytes(), filename="items.jsonl")
+    study_items_import(
+        study=study, data=(DEMO / "items.jsonl").read_bytes(), filename="items.jsonl"
+    )
     return study, (DEMO / "judgments.jsonl").read_bytes()

@@ -34,11 +34,17 @@ def test_aggregate_stores_results_with_seed_rounds_and_input_hash(demo_study):
     payload = result.payload
     assert payload["counts"]["items"] == 70
     assert payload["counts"]["pair_judgments"] == 240
-    assert {row["item"] for row in payload["bradley_terry"]} <= {item["item"] for item in payload["items"]}
+    assert {row["item"] for row in payload["bradley_terry"]} <= {
+        item["item"] for item in payload["items"]
+    }
     for row in payload["bradley_terry"]:
         assert row["ci_low"] <= row["score"] <= row["ci_high"]
     assert set(payload["agreement"]) == {"surprise", "coherence", "funniness", "offensive"}
-    assert set(payload["agreement"]["funniness"]["krippendorff_alpha"]) == {"nominal", "ordinal", "interval"}
+    assert set(payload["agreement"]["funniness"]["krippendorff_alpha"]) == {
+        "nominal",
+        "ordinal",
+        "interval",
+    }
     assert set(payload["groups"]) >= {"source", "level", "humor_type", "background"}
 
 

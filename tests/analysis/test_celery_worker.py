@@ -37,6 +37,7 @@ def redis_app(settings):  # type: ignore[no-untyped-def]
     yield app
     app.conf.task_always_eager = True
 
+
 def test_worker_over_redis_aggregates_after_an_import(redis_app, demo_study_committed):
     study, judgments = demo_study_committed
     assert not StudyResult.objects.filter(study=study).exists()

@@ -13,10 +13,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_settings(**env: str) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL"}}
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL", "REDIS_URL"}
+    }
     return subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); from django.conf import settings; "
-         "print(settings.DATABASES['default']['ENGINE'], settings.CELERY_BROKER_URL.split(':')[0], settings.DEBUG)"],
+        [
+            sys.executable,
+            "-c",
+            "import django; django.setup(); from django.conf import settings; "
+            "print(settings.DATABASES['default']['ENGINE'], settings.CELERY_BROKER_URL.split(':')[0], settings.DEBUG)",
+        ],
         env={**clean, "DJANGO_SETTINGS_MODULE": "config.settings", **env},
         cwd=ROOT,
         capture_output=True,
@@ -39,7 +47,9 @@ def test_debug_runs_without_secret_key_on_sqlite_and_the_embedded_broker():
 
 def test_database_and_redis_urls_select_postgresql_and_redis():
     result = _load_settings(
-        SECRET_KEY="x" * 50, DATABASE_URL="postgres://u@127.0.0.1:5432/db", REDIS_URL="redis://127.0.0.1:6379/0"
+        SECRET_KEY="x" * 50,
+        DATABASE_URL="postgres://u@127.0.0.1:5432/db",
+        REDIS_URL="redis://127.0.0.1:6379/0",
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["django.db.backends.postgresql", "redis", "False"]
@@ -49,7 +59,10 @@ def test_database_and_redis_urls_select_postgresql_and_redis():
     ("env", "message"),
     [
         ({"DEBUG": "maybe"}, "DEBUG must be one of"),
-        ({"DEBUG": "1", "AGGREGATE_DEBOUNCE_SECONDS": "soon"}, "AGGREGATE_DEBOUNCE_SECONDS must be an integer"),
+        (
+            {"DEBUG": "1", "AGGREGATE_DEBOUNCE_SECONDS": "soon"},
+            "AGGREGATE_DEBOUNCE_SECONDS must be an integer",
+        ),
         ({"DEBUG": "1", "BOOTSTRAP_ROUNDS": "3"}, "BOOTSTRAP_ROUNDS must be at least 10"),
         ({"DEBUG": "1", "DATABASE_URL": "nonsense://x"}, "DATABASE_URL"),
     ],

@@ -33,7 +33,11 @@ def test_second_scorecard_for_same_rater_and_item_is_refused_by_database():
     first = ScoreResponseFactory()
     _refused(
         lambda: ScoreResponse.objects.create(
-            study=first.study, rater=first.rater, session=first.session, item=first.item, idempotency_key="other"
+            study=first.study,
+            rater=first.rater,
+            session=first.session,
+            item=first.item,
+            idempotency_key="other",
         )
     )
     assert ScoreResponse.objects.count() == 1
@@ -67,7 +71,12 @@ def test_pair_of_an_item_with_itself_is_refused():
     item = ItemFactory(study=session.rater.study)
     _refused(
         lambda: PairJudgment.objects.create(
-            study=item.study, rater=session.rater, session=session, left=item, right=item, winner=item,
+            study=item.study,
+            rater=session.rater,
+            session=session,
+            left=item,
+            right=item,
+            winner=item,
             idempotency_key="k",
         )
     )
@@ -77,7 +86,11 @@ def test_second_turing_judgment_for_same_item_is_refused():
     first = TuringJudgmentFactory()
     _refused(
         lambda: TuringJudgment.objects.create(
-            study=first.study, rater=first.rater, session=first.session, item=first.item, guess="human",
+            study=first.study,
+            rater=first.rater,
+            session=first.session,
+            item=first.item,
+            guess="human",
             idempotency_key="other",
         )
     )
@@ -88,7 +101,11 @@ def test_reused_idempotency_key_is_refused():
     item = ItemFactory(study=first.study)
     _refused(
         lambda: TuringJudgment.objects.create(
-            study=first.study, rater=first.rater, session=first.session, item=item, guess="ai",
+            study=first.study,
+            rater=first.rater,
+            session=first.session,
+            item=item,
+            guess="ai",
             idempotency_key=first.idempotency_key,
         )
     )
@@ -103,7 +120,11 @@ def test_answer_outside_every_scale_is_refused():
 
 def test_second_answer_to_the_same_question_is_refused():
     answer = ScoreAnswerFactory()
-    _refused(lambda: ScoreAnswer.objects.create(response=answer.response, question=answer.question, value=2))
+    _refused(
+        lambda: ScoreAnswer.objects.create(
+            response=answer.response, question=answer.question, value=2
+        )
+    )
 
 
 def test_negative_seconds_into_session_is_refused():
@@ -122,7 +143,11 @@ def test_a_rater_has_one_session():
 
 def test_session_deadline_must_follow_start():
     session = RaterSessionFactory()
-    _refused(lambda: RaterSession.objects.filter(pk=session.pk).update(deadline=session.started_at - timedelta(1)))
+    _refused(
+        lambda: RaterSession.objects.filter(pk=session.pk).update(
+            deadline=session.started_at - timedelta(1)
+        )
+    )
 
 
 def test_quota_cannot_be_overfilled():
@@ -134,7 +159,11 @@ def test_quota_cannot_be_overfilled():
 
 def test_item_ids_are_unique_within_a_study_only():
     item = ItemFactory()
-    _refused(lambda: Item.objects.create(study=item.study, external_id=item.external_id, text="x", source="human"))
+    _refused(
+        lambda: Item.objects.create(
+            study=item.study, external_id=item.external_id, text="x", source="human"
+        )
+    )
     other = ItemFactory(study=StudyFactory(), external_id=item.external_id)
     assert other.pk != item.pk
 

@@ -22,13 +22,36 @@ def study():
     return study
 
 
-SCORE = {"kind": "score", "rater": "r01", "background": "technical", "item": "j1", "surprise": 4,
-         "coherence": 4, "funniness": 5, "offensive": 0, "seconds_into_session": 30.0,
-         "submitted_at": "2026-11-20T10:00:30+00:00"}
-PAIR = {"kind": "pair", "rater": "r01", "background": "technical", "left": "j1", "right": "j2", "winner": "j2",
-        "seconds_into_session": 90, "submitted_at": "2026-11-20T10:01:30+00:00"}
-TURING = {"kind": "turing", "rater": "r02", "background": "content_operations", "age_band": "25-34",
-          "item": "j3", "guess": "ai"}
+SCORE = {
+    "kind": "score",
+    "rater": "r01",
+    "background": "technical",
+    "item": "j1",
+    "surprise": 4,
+    "coherence": 4,
+    "funniness": 5,
+    "offensive": 0,
+    "seconds_into_session": 30.0,
+    "submitted_at": "2026-11-20T10:00:30+00:00",
+}
+PAIR = {
+    "kind": "pair",
+    "rater": "r01",
+    "background": "technical",
+    "left": "j1",
+    "right": "j2",
+    "winner": "j2",
+    "seconds_into_session": 90,
+    "submitted_at": "2026-11-20T10:01:30+00:00",
+}
+TURING = {
+    "kind": "turing",
+    "rater": "r02",
+    "background": "content_operations",
+    "age_band": "25-34",
+    "item": "j3",
+    "guess": "ai",
+}
 
 
 def jsonl(*objects: object) -> bytes:
@@ -55,12 +78,18 @@ def rejected(study, data: bytes) -> list[tuple[int, str, str]]:  # type: ignore[
 
 
 def test_good_file_creates_judgments_raters_and_sessions(study):
-    summary = study_judgments_import(study=study, data=jsonl(SCORE, PAIR, TURING), filename="j.jsonl")
+    summary = study_judgments_import(
+        study=study, data=jsonl(SCORE, PAIR, TURING), filename="j.jsonl"
+    )
     assert summary.created == {"score": 1, "pair": 1, "turing": 1}
     assert summary.raters_created == 2
     response = ScoreResponse.objects.get()
     assert {a.question.name: a.value for a in response.answers.all()} == {
-        "surprise": 4, "coherence": 4, "funniness": 5, "offensive": 0}
+        "surprise": 4,
+        "coherence": 4,
+        "funniness": 5,
+        "offensive": 0,
+    }
     assert response.seconds_into_session == 30.0
     assert response.origin == "imported"
     r01 = Rater.objects.get(external_id="r01")
@@ -72,13 +101,19 @@ def test_good_file_creates_judgments_raters_and_sessions(study):
     assert session.end_reason == "imported"
     assert Rater.objects.get(external_id="r02").age_band == "25-34"
     pair = PairJudgment.objects.get()
-    assert (pair.left.external_id, pair.right.external_id, pair.winner.external_id) == ("j1", "j2", "j2")
+    assert (pair.left.external_id, pair.right.external_id, pair.winner.external_id) == (
+        "j1",
+        "j2",
+        "j2",
+    )
 
 
 def test_importing_the_same_file_twice_creates_no_duplicates(study):
     study_judgments_import(study=study, data=jsonl(SCORE, PAIR, TURING), filename="j.jsonl")
     before = counts()
-    summary = study_judgments_import(study=study, data=jsonl(SCORE, PAIR, TURING), filename="j.jsonl")
+    summary = study_judgments_import(
+        study=study, data=jsonl(SCORE, PAIR, TURING), filename="j.jsonl"
+    )
     assert summary.total_created == 0
     assert summary.unchanged == 3
     assert counts() == before
@@ -88,7 +123,10 @@ def test_scorecard_may_omit_questions(study):
     line = {k: v for k, v in SCORE.items() if k != "coherence"}
     study_judgments_import(study=study, data=jsonl(line), filename="j.jsonl")
     assert sorted(ScoreAnswer.objects.values_list("question__name", flat=True)) == [
-        "funniness", "offensive", "surprise"]
+        "funniness",
+        "offensive",
+        "surprise",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -107,7 +145,11 @@ def test_scorecard_may_omit_questions(study):
         (dict(SCORE, seconds_into_session=-1), "seconds_into_session", "at least 0"),
         (dict(SCORE, submitted_at="yesterday"), "submitted_at", "ISO-8601"),
         (dict(SCORE, age_band="teen"), "age_band", "must be one of"),
-        ({"kind": "score", "rater": "r9", "background": "technical", "item": "j1"}, "(line)", "answers none"),
+        (
+            {"kind": "score", "rater": "r9", "background": "technical", "item": "j1"},
+            "(line)",
+            "answers none",
+        ),
         (dict(SCORE, item="j2", explanation_match="yes"), "explanation_match", "no explanation"),
         (dict(PAIR, winner="j3"), "winner", "must be the left"),
         (dict(PAIR, right="j1", winner="j1"), "right", "must differ"),
@@ -116,7 +158,9 @@ def test_scorecard_may_omit_questions(study):
         ('{"kind": "score", ', "(line)", "not valid JSON"),
     ],
 )
-def test_bad_line_is_reported_with_line_and_field_and_nothing_is_written(study, bad_line, field, fragment):
+def test_bad_line_is_reported_with_line_and_field_and_nothing_is_written(
+    study, bad_line, field, fragment
+):
     errors = rejected(study, jsonl(TURING, bad_line))
     assert len(errors) == 1, errors
     line, got_field, message = errors[0]
@@ -127,7 +171,9 @@ def test_bad_line_is_reported_with_line_and_field_and_nothing_is_written(study, 
 def test_same_task_twice_in_one_file_is_an_error(study):
     swapped = dict(PAIR, left="j2", right="j1")
     errors = rejected(study, jsonl(SCORE, PAIR, swapped))
-    assert errors == [(3, "(line)", "judges the same task as line 2 (one judgment per rater and task)")]
+    assert errors == [
+        (3, "(line)", "judges the same task as line 2 (one judgment per rater and task)")
+    ]
 
 
 def test_rater_with_two_backgrounds_in_one_file_is_an_error(study):
@@ -138,7 +184,9 @@ def test_rater_with_two_backgrounds_in_one_file_is_an_error(study):
 def test_line_contradicting_a_stored_judgment_is_an_error(study):
     study_judgments_import(study=study, data=jsonl(SCORE), filename="j.jsonl")
     errors = rejected(study, jsonl(TURING, dict(SCORE, funniness=2)))
-    assert errors == [(2, "(line)", "contradicts the judgment already stored for this rater and task")]
+    assert errors == [
+        (2, "(line)", "contradicts the judgment already stored for this rater and task")
+    ]
     assert ScoreAnswer.objects.get(question__name="funniness").value == 5
 
 

@@ -12,20 +12,47 @@ from tests.factories import StudyFactory
 pytestmark = pytest.mark.django_db
 
 GOOD = [
-    {"id": "j1", "text": "A pun about semicolons; it ends here.", "source": "model-a", "level": "single",
-     "humor_type": "pun", "topic": "programmers", "lang": "en", "generation": {"temperature": 1.1}},
-    {"id": "j2", "text": "我的代码没有bug，只有未被发现的特性。", "source": "human", "lang": "zh",
-     "humor_type": "self_deprecating", "topic": "programmers"},
-    {"id": "j3", "text": "Then I guess the cat IS the keyboard.", "source": "model-b", "level": "multi_turn",
-     "context": [{"role": "user", "text": "My cat sleeps on my keyboard."}], "explanation": "Callback.",
-     "safety_intercepted": True},
-    {"id": "j4", "text": "Look on the bright side: no more status meetings.", "source": "model-b",
-     "level": "scenario", "scenario": "Cheer up a colleague who just lost a project."},
+    {
+        "id": "j1",
+        "text": "A pun about semicolons; it ends here.",
+        "source": "model-a",
+        "level": "single",
+        "humor_type": "pun",
+        "topic": "programmers",
+        "lang": "en",
+        "generation": {"temperature": 1.1},
+    },
+    {
+        "id": "j2",
+        "text": "我的代码没有bug，只有未被发现的特性。",
+        "source": "human",
+        "lang": "zh",
+        "humor_type": "self_deprecating",
+        "topic": "programmers",
+    },
+    {
+        "id": "j3",
+        "text": "Then I guess the cat IS the keyboard.",
+        "source": "model-b",
+        "level": "multi_turn",
+        "context": [{"role": "user", "text": "My cat sleeps on my keyboard."}],
+        "explanation": "Callback.",
+        "safety_intercepted": True,
+    },
+    {
+        "id": "j4",
+        "text": "Look on the bright side: no more status meetings.",
+        "source": "model-b",
+        "level": "scenario",
+        "scenario": "Cheer up a colleague who just lost a project.",
+    },
 ]
 
 
 def jsonl(*objects: object) -> bytes:
-    return "\n".join(o if isinstance(o, str) else json.dumps(o, ensure_ascii=False) for o in objects).encode()
+    return "\n".join(
+        o if isinstance(o, str) else json.dumps(o, ensure_ascii=False) for o in objects
+    ).encode()
 
 
 def rejected(study, data: bytes, filename: str = "items.jsonl") -> list[tuple[int, str, str]]:  # type: ignore[no-untyped-def]
@@ -74,13 +101,33 @@ def test_changed_item_with_known_id_is_an_error_naming_the_field():
         ({"id": "x", "source": "human"}, "text", "is required"),
         ({"id": "x", "text": "no source"}, "source", "is required"),
         ({"id": "x", "text": "t", "source": "human", "level": "double"}, "level", "must be one of"),
-        ({"id": "x", "text": "t", "source": "human", "level": "multi_turn"}, "context", "is required"),
-        ({"id": "x", "text": "t", "source": "human", "level": "scenario"}, "scenario", "is required"),
+        (
+            {"id": "x", "text": "t", "source": "human", "level": "multi_turn"},
+            "context",
+            "is required",
+        ),
+        (
+            {"id": "x", "text": "t", "source": "human", "level": "scenario"},
+            "scenario",
+            "is required",
+        ),
         ({"id": "x", "text": "t", "source": "human", "context": "hi"}, "context", "must be a list"),
-        ({"id": "x", "text": "t", "source": "human", "safety_intercepted": "maybe"}, "safety_intercepted", "true or false"),
-        ({"id": "x", "text": "t", "source": "human", "generation": [1]}, "generation", "JSON object"),
+        (
+            {"id": "x", "text": "t", "source": "human", "safety_intercepted": "maybe"},
+            "safety_intercepted",
+            "true or false",
+        ),
+        (
+            {"id": "x", "text": "t", "source": "human", "generation": [1]},
+            "generation",
+            "JSON object",
+        ),
         ({"id": "x", "text": "t", "source": "human", "lang": "English!"}, "lang", "language code"),
-        ({"id": "x", "text": "t", "source": "human", "humour_type": "pun"}, "humour_type", "not a known field"),
+        (
+            {"id": "x", "text": "t", "source": "human", "humour_type": "pun"},
+            "humour_type",
+            "not a known field",
+        ),
         ({"id": 7, "text": "t", "source": "human"}, "id", "must be a string"),
         ('{"id": "x", "text": ', "(line)", "not valid JSON"),
         ("[1, 2]", "(line)", "must be a JSON object"),
@@ -103,17 +150,25 @@ def test_duplicate_id_in_the_file_names_both_lines():
 
 def test_every_bad_line_is_reported_not_only_the_first():
     study = StudyFactory()
-    errors = rejected(study, jsonl({"id": "a"}, GOOD[0], "oops", {"id": "b", "text": "t", "source": "x", "level": "?"}))
-    assert [(line, field) for line, field, _ in errors] == [(1, "text"), (1, "source"), (3, "(line)"), (4, "level")]
+    errors = rejected(
+        study,
+        jsonl({"id": "a"}, GOOD[0], "oops", {"id": "b", "text": "t", "source": "x", "level": "?"}),
+    )
+    assert [(line, field) for line, field, _ in errors] == [
+        (1, "text"),
+        (1, "source"),
+        (3, "(line)"),
+        (4, "level"),
+    ]
 
 
 def test_csv_file_with_json_cells_imports():
     study = StudyFactory()
     data = (
-        "id,text,source,level,context,lang,safety_intercepted\n"
-        'c1,"Plain, with a comma",human,single,,en,false\n'
-        'c2,Reply,model-a,multi_turn,"[{""role"": ""user"", ""text"": ""Hi""}]",zh,1\n'
-    ).encode()
+        b"id,text,source,level,context,lang,safety_intercepted\n"
+        b'c1,"Plain, with a comma",human,single,,en,false\n'
+        b'c2,Reply,model-a,multi_turn,"[{""role"": ""user"", ""text"": ""Hi""}]",zh,1\n'
+    )
     summary = study_items_import(study=study, data=data, filename="items.csv")
     assert summary.created == 2
     c2 = Item.objects.get(study=study, external_id="c2")
@@ -130,7 +185,9 @@ def test_csv_row_with_wrong_cell_count_names_its_line():
 
 def test_file_that_is_not_utf8_is_rejected():
     study = StudyFactory()
-    errors = rejected(study, b'{"id": "a", "text": "ok", "source": "human"}\n{"id": "b", "text": "\xff"}')
+    errors = rejected(
+        study, b'{"id": "a", "text": "ok", "source": "human"}\n{"id": "b", "text": "\xff"}'
+    )
     assert errors[0][:2] == (2, "(file)")
 
 

@@ -29,13 +29,25 @@ from apps.analysis.stats.agreement import (
 )
 from apps.analysis.stats.bootstrap import grouped_mean_ci, proportion_ci
 from apps.analysis.stats.bradley_terry import bt_bootstrap
-from apps.analysis.stats.diagnostics import fatigue, position_bias, position_bias_p_value, sample_size_warnings
+from apps.analysis.stats.diagnostics import (
+    fatigue,
+    position_bias,
+    position_bias_p_value,
+    sample_size_warnings,
+)
 from apps.analysis.stats.inputs import QuestionInfo, StudyInputs
 from apps.analysis.stats.turing import d_prime, turing_summary
 
 LEVEL = 0.95
 # Offsets added to the study seed, one per random step, so steps do not share random streams.
-_SEED_ITEMS, _SEED_GROUPS, _SEED_AGREEMENT, _SEED_BT, _SEED_TURING, _SEED_DIAG = (0, 1000, 2000, 3000, 4000, 5000)
+_SEED_ITEMS, _SEED_GROUPS, _SEED_AGREEMENT, _SEED_BT, _SEED_TURING, _SEED_DIAG = (
+    0,
+    1000,
+    2000,
+    3000,
+    4000,
+    5000,
+)
 GROUP_DIMENSIONS = ("source", "level", "humor_type", "level_humor_type", "background")
 
 
@@ -75,30 +87,48 @@ def _question_rows(inputs: StudyInputs, q: int) -> np.ndarray:
     return np.flatnonzero(inputs.score_question == q)
 
 
-def _items(inputs: StudyInputs, seed: int, rounds: int, agreement: dict[str, Any]) -> list[dict[str, Any]]:
+def _items(
+    inputs: StudyInputs, seed: int, rounds: int, agreement: dict[str, Any]
+) -> list[dict[str, Any]]:
     n = inputs.n_items
     per_question: dict[str, tuple[np.ndarray, ...]] = {}
     for q, question in enumerate(inputs.questions):
         rows = _question_rows(inputs, q)
         per_question[question.name] = grouped_mean_ci(
-            inputs.score_value[rows], inputs.score_item[rows], n, rounds=rounds, seed=seed + q, level=LEVEL
+            inputs.score_value[rows],
+            inputs.score_item[rows],
+            n,
+            rounds=rounds,
+            seed=seed + q,
+            level=LEVEL,
         )
     raters_per_item = np.zeros(n, dtype=np.int64)
     if inputs.score_item.size:
         pairs = np.unique(np.stack([inputs.score_item, inputs.score_rater]), axis=1)
         raters_per_item = np.bincount(pairs[0], minlength=n)
-    offense_q = next((q for q, qi in enumerate(inputs.questions) if qi.name == inputs.offense_question), None)
+    offense_q = next(
+        (q for q, qi in enumerate(inputs.questions) if qi.name == inputs.offense_question), None
+    )
     flagged = np.zeros(n, dtype=bool)
     if offense_q is not None:
         rows = _question_rows(inputs, offense_q)
         flagged[inputs.score_item[rows][inputs.score_value[rows] > 0]] = True
     is_ai = ~inputs.item_is_human
     correct = (inputs.turing_guess_ai == is_ai[inputs.turing_item]).astype(float)
-    turing = grouped_mean_ci(correct, inputs.turing_item, n, rounds=rounds, seed=seed + 500, level=LEVEL)
-    explained = grouped_mean_ci(
-        inputs.explanation_match.astype(float), inputs.explanation_item, n, rounds=rounds, seed=seed + 600, level=LEVEL
+    turing = grouped_mean_ci(
+        correct, inputs.turing_item, n, rounds=rounds, seed=seed + 500, level=LEVEL
     )
-    pair_counts = np.bincount(inputs.pair_left, minlength=n) + np.bincount(inputs.pair_right, minlength=n)
+    explained = grouped_mean_ci(
+        inputs.explanation_match.astype(float),
+        inputs.explanation_item,
+        n,
+        rounds=rounds,
+        seed=seed + 600,
+        level=LEVEL,
+    )
+    pair_counts = np.bincount(inputs.pair_left, minlength=n) + np.bincount(
+        inputs.pair_right, minlength=n
+    )
     primary = agreement.get(inputs.primary_question, {})
     cross = primary.get("_cross_group")
     within = primary.get("_per_item")
@@ -134,8 +164,12 @@ def _items(inputs: StudyInputs, seed: int, rounds: int, agreement: dict[str, Any
                 "n_pairs": int(pair_counts[i]),
                 "questions": questions,
                 "offensive": bool(flagged[i]),
-                "turing_accuracy": _interval(turing[0][i], turing[1][i], turing[2][i], int(turing[3][i])),
-                "explanation_match": _interval(explained[0][i], explained[1][i], explained[2][i], int(explained[3][i]))
+                "turing_accuracy": _interval(
+                    turing[0][i], turing[1][i], turing[2][i], int(turing[3][i])
+                ),
+                "explanation_match": _interval(
+                    explained[0][i], explained[1][i], explained[2][i], int(explained[3][i])
+                )
                 if inputs.item_has_explanation[i]
                 else None,
                 "agreement": within_i,
@@ -147,11 +181,17 @@ def _items(inputs: StudyInputs, seed: int, rounds: int, agreement: dict[str, Any
 
 
 def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
-    group_of_rater = _codes(inputs.rater_group)[0] if inputs.rater_group else np.zeros(0, dtype=np.int64)
+    group_of_rater = (
+        _codes(inputs.rater_group)[0] if inputs.rater_group else np.zeros(0, dtype=np.int64)
+    )
     result: dict[str, Any] = {}
     for q, question in enumerate(inputs.questions):
         rows = _question_rows(inputs, q)
-        item, rater, value = inputs.score_item[rows], inputs.score_rater[rows], inputs.score_value[rows]
+        item, rater, value = (
+            inputs.score_item[rows],
+            inputs.score_rater[rows],
+            inputs.score_value[rows],
+        )
         qseed = seed + 100 * q
         weights = "nominal" if _is_binary(question) else "quadratic"
         categories = np.arange(question.min_value, question.max_value + 1, dtype=float)
@@ -164,7 +204,9 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
         ).as_dict()
         levels = ("nominal",) if _is_binary(question) else ("nominal", "ordinal", "interval")
         entry["krippendorff_alpha"] = {
-            level: krippendorff_alpha_ci(item, rater, value, level=level, rounds=rounds, seed=qseed + k + 1, level_ci=LEVEL).as_dict()
+            level: krippendorff_alpha_ci(
+                item, rater, value, level=level, rounds=rounds, seed=qseed + k + 1, level_ci=LEVEL
+            ).as_dict()
             for k, level in enumerate(levels)
         }
         headline = "nominal" if _is_binary(question) else "ordinal"
@@ -172,11 +214,23 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
         for g, name in enumerate(sorted(set(inputs.rater_group))):
             mask = group_of_rater[rater] == g
             by_group[name] = krippendorff_alpha_ci(
-                item[mask], rater[mask], value[mask], level=headline, rounds=rounds, seed=qseed + 10 + g, level_ci=LEVEL
+                item[mask],
+                rater[mask],
+                value[mask],
+                level=headline,
+                rounds=rounds,
+                seed=qseed + 10 + g,
+                level_ci=LEVEL,
             ).as_dict()
         entry["krippendorff_alpha_by_group"] = by_group
         entry["_per_item"] = per_item_agreement(
-            item, rater, value, inputs.n_items, scale_min=question.min_value, scale_max=question.max_value, weights=weights
+            item,
+            rater,
+            value,
+            inputs.n_items,
+            scale_min=question.min_value,
+            scale_max=question.max_value,
+            weights=weights,
         )
         entry["_cross_group"] = cross_group_agreement(
             item,
@@ -192,23 +246,39 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
     return result
 
 
-def _bradley_terry(inputs: StudyInputs, seed: int, rounds: int, subset: np.ndarray | None = None) -> dict[str, Any]:
+def _bradley_terry(
+    inputs: StudyInputs, seed: int, rounds: int, subset: np.ndarray | None = None
+) -> dict[str, Any]:
     left, right, rater = inputs.pair_left, inputs.pair_right, inputs.pair_rater
     winner_is_left = inputs.pair_winner_is_left
     if subset is not None:
-        left, right, rater, winner_is_left = left[subset], right[subset], rater[subset], winner_is_left[subset]
+        left, right, rater, winner_is_left = (
+            left[subset],
+            right[subset],
+            rater[subset],
+            winner_is_left[subset],
+        )
     if left.size == 0:
         return {"items": [], "n_components": 0, "n_judgments": 0}
     winners = np.where(winner_is_left, left, right)
     losers = np.where(winner_is_left, right, left)
     boot = bt_bootstrap(
-        winners, losers, inputs.n_items, clusters=rater, rounds=rounds, seed=seed, level=LEVEL, cluster="rater"
+        winners,
+        losers,
+        inputs.n_items,
+        clusters=rater,
+        rounds=rounds,
+        seed=seed,
+        level=LEVEL,
+        cluster="rater",
     )
     compared = np.zeros(inputs.n_items, dtype=bool)
     compared[left] = True
     compared[right] = True
     # Items never compared have no score; components are relabelled over compared items only.
-    labels = {old: new for new, old in enumerate(sorted(set(boot.fit.component[compared].tolist())))}
+    labels = {
+        old: new for new, old in enumerate(sorted(set(boot.fit.component[compared].tolist())))
+    }
     rows = [
         {
             "item": inputs.item_ids[i],
@@ -232,12 +302,18 @@ def _bradley_terry(inputs: StudyInputs, seed: int, rounds: int, subset: np.ndarr
 
 
 def _group_table(
-    inputs: StudyInputs, labels_of_item: list[str], items: list[dict[str, Any]], seed: int, rounds: int
+    inputs: StudyInputs,
+    labels_of_item: list[str],
+    items: list[dict[str, Any]],
+    seed: int,
+    rounds: int,
 ) -> dict[str, Any]:
     """Per group of items: means with rater-clustered CIs, offense rate, Turing accuracy."""
     item_group, names = _codes(labels_of_item)
     n_groups = len(names)
-    table: dict[str, Any] = {name: {"n_items": int(np.sum(item_group == g))} for g, name in enumerate(names)}
+    table: dict[str, Any] = {
+        name: {"n_items": int(np.sum(item_group == g))} for g, name in enumerate(names)
+    }
     for q, question in enumerate(inputs.questions):
         rows = _question_rows(inputs, q)
         est, low, high, n = grouped_mean_ci(
@@ -250,12 +326,19 @@ def _group_table(
             level=LEVEL,
         )
         for g, name in enumerate(names):
-            table[name].setdefault("questions", {})[question.name] = _interval(est[g], low[g], high[g], int(n[g]))
+            table[name].setdefault("questions", {})[question.name] = _interval(
+                est[g], low[g], high[g], int(n[g])
+            )
     is_ai = ~inputs.item_is_human
     correct = (inputs.turing_guess_ai == is_ai[inputs.turing_item]).astype(float)
     est, low, high, n = grouped_mean_ci(
-        correct, item_group[inputs.turing_item], n_groups, clusters=inputs.turing_rater, rounds=rounds,
-        seed=seed + 50, level=LEVEL,
+        correct,
+        item_group[inputs.turing_item],
+        n_groups,
+        clusters=inputs.turing_rater,
+        rounds=rounds,
+        seed=seed + 50,
+        level=LEVEL,
     )
     offensive = np.array([item["offensive"] for item in items], dtype=float)
     for g, name in enumerate(names):
@@ -269,9 +352,12 @@ def _group_table(
 
 def _background_table(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
     """The same means split by the rater's background group (rows grouped by rater, not item)."""
-    rater_group, names = _codes(inputs.rater_group) if inputs.rater_group else (np.zeros(0, np.int64), [])
+    rater_group, names = (
+        _codes(inputs.rater_group) if inputs.rater_group else (np.zeros(0, np.int64), [])
+    )
     table: dict[str, Any] = {
-        name: {"n_raters": int(np.sum(rater_group == g)), "questions": {}} for g, name in enumerate(names)
+        name: {"n_raters": int(np.sum(rater_group == g)), "questions": {}}
+        for g, name in enumerate(names)
     }
     for q, question in enumerate(inputs.questions):
         rows = _question_rows(inputs, q)
@@ -294,27 +380,46 @@ def _turing(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
     is_ai = is_ai_item[inputs.turing_item]
     guess_ai, rater = inputs.turing_guess_ai, inputs.turing_rater
     result: dict[str, Any] = {
-        "overall": turing_summary(guess_ai, is_ai, clusters=rater, rounds=rounds, seed=seed) if guess_ai.size else None
+        "overall": turing_summary(guess_ai, is_ai, clusters=rater, rounds=rounds, seed=seed)
+        if guess_ai.size
+        else None
     }
     human_rows = ~is_ai
     false_alarms = int(np.sum(guess_ai[human_rows]))
     correct_rejections = int(np.sum(~guess_ai[human_rows]))
     by_source: dict[str, Any] = {}
-    sources = np.array(inputs.item_source)[inputs.turing_item] if guess_ai.size else np.array([], dtype=str)
+    sources = (
+        np.array(inputs.item_source)[inputs.turing_item]
+        if guess_ai.size
+        else np.array([], dtype=str)
+    )
     for k, source in enumerate(sorted(set(sources.tolist()))):
         rows = sources == source
-        summary = turing_summary(guess_ai[rows], is_ai[rows], clusters=rater[rows], rounds=rounds, seed=seed + 10 + k)
+        summary = turing_summary(
+            guess_ai[rows], is_ai[rows], clusters=rater[rows], rounds=rounds, seed=seed + 10 + k
+        )
         if source != "human":
             # A model's d' is measured against the human items as noise: how well raters tell
             # this model's jokes from people's.
             hits = int(np.sum(guess_ai[rows]))
-            summary["d_prime"] = _num(d_prime(hits, int(rows.sum()) - hits, false_alarms, correct_rejections))
+            summary["d_prime"] = _num(
+                d_prime(hits, int(rows.sum()) - hits, false_alarms, correct_rejections)
+            )
         by_source[source] = summary
     result["by_source"] = by_source
-    levels = np.array(inputs.item_level)[inputs.turing_item] if guess_ai.size else np.array([], dtype=str)
+    levels = (
+        np.array(inputs.item_level)[inputs.turing_item]
+        if guess_ai.size
+        else np.array([], dtype=str)
+    )
     result["by_level"] = {
-        level: turing_summary(guess_ai[levels == level], is_ai[levels == level], clusters=rater[levels == level],
-                              rounds=rounds, seed=seed + 100 + k)
+        level: turing_summary(
+            guess_ai[levels == level],
+            is_ai[levels == level],
+            clusters=rater[levels == level],
+            rounds=rounds,
+            seed=seed + 100 + k,
+        )
         for k, level in enumerate(sorted(set(levels.tolist())))
     }
     return _num(result)
@@ -323,12 +428,18 @@ def _turing(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
 def _diagnostics(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
     result: dict[str, Any] = {}
     if inputs.pair_left.size:
-        bias = position_bias(inputs.pair_winner_is_left, clusters=inputs.pair_rater, rounds=rounds, seed=seed)
+        bias = position_bias(
+            inputs.pair_winner_is_left, clusters=inputs.pair_rater, rounds=rounds, seed=seed
+        )
         result["position_bias"] = {
             "left_choice_rate": bias.as_dict(),
-            "p_value": _num(position_bias_p_value(inputs.pair_winner_is_left, clusters=inputs.pair_rater)),
+            "p_value": _num(
+                position_bias_p_value(inputs.pair_winner_is_left, clusters=inputs.pair_rater)
+            ),
         }
-    primary = next((q for q, qi in enumerate(inputs.questions) if qi.name == inputs.primary_question), None)
+    primary = next(
+        (q for q, qi in enumerate(inputs.questions) if qi.name == inputs.primary_question), None
+    )
     if primary is not None:
         rows = _question_rows(inputs, primary)
         result["fatigue"] = fatigue(
@@ -345,7 +456,9 @@ def _diagnostics(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
         np.add.at(coverage, (scorecards[0], group_of_rater[scorecards[1]]), 1)
         result["coverage"] = {
             "groups": names,
-            "items_without_group": {name: int(np.sum(coverage[:, g] == 0)) for g, name in enumerate(names)},
+            "items_without_group": {
+                name: int(np.sum(coverage[:, g] == 0)) for g, name in enumerate(names)
+            },
         }
     if inputs.explanation_item.size:
         result["explanation_match_rate"] = proportion_ci(
@@ -354,19 +467,22 @@ def _diagnostics(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
     return _num(result)
 
 
-def _warnings(inputs: StudyInputs, items: list[dict[str, Any]], agreement: dict[str, Any], bt: dict[str, Any]) -> list[dict[str, Any]]:
+def _warnings(
+    inputs: StudyInputs, items: list[dict[str, Any]], agreement: dict[str, Any], bt: dict[str, Any]
+) -> list[dict[str, Any]]:
     thresholds = inputs.thresholds
     models = [source for source in inputs.item_source if source != "human"]
     items_per_model = {source: models.count(source) for source in sorted(set(models))}
     raters_per_item = {item["item"]: item["n_raters"] for item in items}
-    warnings: list[dict[str, Any]] = list(
-        sample_size_warnings(
+    warnings: list[dict[str, Any]] = [
+        dict(warning)
+        for warning in sample_size_warnings(
             items_per_model,
             raters_per_item,
             min_items_per_model=thresholds.min_items_per_model,
             min_raters_per_item=thresholds.min_raters_per_item,
         )
-    )
+    ]
     for name, entry in agreement.items():
         # The agreement that fits the scale: ordinal (weighted) for Likert answers, where exact
         # matches on a 7-point scale would call near-misses disagreement; nominal for flags.
@@ -431,12 +547,16 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
     for k, level in enumerate(sorted(set(inputs.item_level))):
         same_level = (levels[inputs.pair_left] == level) & (levels[inputs.pair_right] == level)
         if same_level.any():
-            by_level[level] = _bradley_terry(inputs, seed + _SEED_BT + 100 * (k + 1), rounds, same_level)
+            by_level[level] = _bradley_terry(
+                inputs, seed + _SEED_BT + 100 * (k + 1), rounds, same_level
+            )
     labels = {
         "source": inputs.item_source,
         "level": inputs.item_level,
         "humor_type": inputs.item_humor_type,
-        "level_humor_type": [f"{lv}/{ht}" for lv, ht in zip(inputs.item_level, inputs.item_humor_type, strict=True)],
+        "level_humor_type": [
+            f"{lv}/{ht}" for lv, ht in zip(inputs.item_level, inputs.item_humor_type, strict=True)
+        ],
     }
     groups: dict[str, Any] = {
         dimension: _group_table(inputs, values, items, seed + _SEED_GROUPS + 100 * k, rounds)
@@ -447,7 +567,11 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
         name: {
             **{key: value for key, value in entry.items() if not key.startswith("_")},
             "per_item": [
-                {"item": inputs.item_ids[i], "agreement": _num(entry["_per_item"][i]), "cross_group": _num(entry["_cross_group"][i])}
+                {
+                    "item": inputs.item_ids[i],
+                    "agreement": _num(entry["_per_item"][i]),
+                    "cross_group": _num(entry["_cross_group"][i]),
+                }
                 for i in range(inputs.n_items)
             ]
             if "_per_item" in entry

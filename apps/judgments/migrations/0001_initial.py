@@ -7,130 +7,374 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('raters', '0001_initial'),
-        ('studies', '0001_initial'),
+        ("raters", "0001_initial"),
+        ("studies", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ScoreResponse',
+            name="ScoreResponse",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seconds_into_session', models.FloatField(blank=True, null=True)),
-                ('active_seconds', models.FloatField(blank=True, null=True)),
-                ('idempotency_key', models.CharField(max_length=64, unique=True)),
-                ('origin', models.CharField(choices=[('collected', 'Collected in LaughLab'), ('imported', 'Imported')], default='collected', max_length=16)),
-                ('submitted_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('explanation_match', models.CharField(blank=True, choices=[('', 'Not asked'), ('yes', 'Names the real mechanism'), ('no', 'Does not name it'), ('unsure', 'Unsure')], default='', max_length=8)),
-                ('explanation_answered_at', models.DateTimeField(blank=True, null=True)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='score_responses', to='studies.item')),
-                ('rater', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='raters.rater')),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='raters.ratersession')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='studies.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("seconds_into_session", models.FloatField(blank=True, null=True)),
+                ("active_seconds", models.FloatField(blank=True, null=True)),
+                ("idempotency_key", models.CharField(max_length=64, unique=True)),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[("collected", "Collected in LaughLab"), ("imported", "Imported")],
+                        default="collected",
+                        max_length=16,
+                    ),
+                ),
+                ("submitted_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "explanation_match",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("", "Not asked"),
+                            ("yes", "Names the real mechanism"),
+                            ("no", "Does not name it"),
+                            ("unsure", "Unsure"),
+                        ],
+                        default="",
+                        max_length=8,
+                    ),
+                ),
+                ("explanation_answered_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="score_responses",
+                        to="studies.item",
+                    ),
+                ),
+                (
+                    "rater",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="raters.rater",
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="raters.ratersession",
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="studies.study",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'submitted_at'],
+                "ordering": ["study", "submitted_at"],
             },
         ),
         migrations.CreateModel(
-            name='ScoreAnswer',
+            name="ScoreAnswer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('value', models.SmallIntegerField()),
-                ('answered_at', models.DateTimeField(blank=True, null=True)),
-                ('question', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='studies.question')),
-                ('response', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='answers', to='judgments.scoreresponse')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("value", models.SmallIntegerField()),
+                ("answered_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "question",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="studies.question",
+                    ),
+                ),
+                (
+                    "response",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="answers",
+                        to="judgments.scoreresponse",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['response', 'question__position'],
+                "ordering": ["response", "question__position"],
             },
         ),
         migrations.CreateModel(
-            name='TuringJudgment',
+            name="TuringJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seconds_into_session', models.FloatField(blank=True, null=True)),
-                ('active_seconds', models.FloatField(blank=True, null=True)),
-                ('idempotency_key', models.CharField(max_length=64, unique=True)),
-                ('origin', models.CharField(choices=[('collected', 'Collected in LaughLab'), ('imported', 'Imported')], default='collected', max_length=16)),
-                ('submitted_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('guess', models.CharField(choices=[('ai', 'Written by an AI'), ('human', 'Written by a person')], max_length=8)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='turing_judgments', to='studies.item')),
-                ('rater', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='raters.rater')),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='raters.ratersession')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='studies.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("seconds_into_session", models.FloatField(blank=True, null=True)),
+                ("active_seconds", models.FloatField(blank=True, null=True)),
+                ("idempotency_key", models.CharField(max_length=64, unique=True)),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[("collected", "Collected in LaughLab"), ("imported", "Imported")],
+                        default="collected",
+                        max_length=16,
+                    ),
+                ),
+                ("submitted_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "guess",
+                    models.CharField(
+                        choices=[("ai", "Written by an AI"), ("human", "Written by a person")],
+                        max_length=8,
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="turing_judgments",
+                        to="studies.item",
+                    ),
+                ),
+                (
+                    "rater",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="raters.rater",
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="raters.ratersession",
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="studies.study",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'submitted_at'],
+                "ordering": ["study", "submitted_at"],
             },
         ),
         migrations.CreateModel(
-            name='PairJudgment',
+            name="PairJudgment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('seconds_into_session', models.FloatField(blank=True, null=True)),
-                ('active_seconds', models.FloatField(blank=True, null=True)),
-                ('idempotency_key', models.CharField(max_length=64, unique=True)),
-                ('origin', models.CharField(choices=[('collected', 'Collected in LaughLab'), ('imported', 'Imported')], default='collected', max_length=16)),
-                ('submitted_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('left', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='studies.item')),
-                ('rater', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='raters.rater')),
-                ('right', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='studies.item')),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='raters.ratersession')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='studies.study')),
-                ('winner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='studies.item')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("seconds_into_session", models.FloatField(blank=True, null=True)),
+                ("active_seconds", models.FloatField(blank=True, null=True)),
+                ("idempotency_key", models.CharField(max_length=64, unique=True)),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[("collected", "Collected in LaughLab"), ("imported", "Imported")],
+                        default="collected",
+                        max_length=16,
+                    ),
+                ),
+                ("submitted_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "left",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="studies.item",
+                    ),
+                ),
+                (
+                    "rater",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="raters.rater",
+                    ),
+                ),
+                (
+                    "right",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="studies.item",
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="raters.ratersession",
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="studies.study",
+                    ),
+                ),
+                (
+                    "winner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="studies.item",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'submitted_at'],
-                'indexes': [models.Index(fields=['study', 'left'], name='judgments_p_study_i_7549fb_idx'), models.Index(fields=['study', 'right'], name='judgments_p_study_i_f9044f_idx')],
-                'constraints': [models.UniqueConstraint(models.F('rater'), django.db.models.functions.comparison.Least('left', 'right'), django.db.models.functions.comparison.Greatest('left', 'right'), name='one_pair_judgment_per_rater_pair'), models.CheckConstraint(condition=models.Q(('left', models.F('right')), _negated=True), name='pair_items_differ'), models.CheckConstraint(condition=models.Q(('winner', models.F('left')), ('winner', models.F('right')), _connector='OR'), name='pair_winner_is_shown_item'), models.CheckConstraint(condition=models.Q(('seconds_into_session__isnull', True), ('seconds_into_session__gte', 0), _connector='OR'), name='pair_seconds_nonnegative'), models.CheckConstraint(condition=models.Q(('active_seconds__isnull', True), ('active_seconds__gte', 0), _connector='OR'), name='pair_active_seconds_nonnegative')],
+                "ordering": ["study", "submitted_at"],
+                "indexes": [
+                    models.Index(fields=["study", "left"], name="judgments_p_study_i_7549fb_idx"),
+                    models.Index(fields=["study", "right"], name="judgments_p_study_i_f9044f_idx"),
+                ],
+                "constraints": [
+                    models.UniqueConstraint(
+                        models.F("rater"),
+                        django.db.models.functions.comparison.Least("left", "right"),
+                        django.db.models.functions.comparison.Greatest("left", "right"),
+                        name="one_pair_judgment_per_rater_pair",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("left", models.F("right")), _negated=True),
+                        name="pair_items_differ",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("winner", models.F("left")),
+                            ("winner", models.F("right")),
+                            _connector="OR",
+                        ),
+                        name="pair_winner_is_shown_item",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("seconds_into_session__isnull", True),
+                            ("seconds_into_session__gte", 0),
+                            _connector="OR",
+                        ),
+                        name="pair_seconds_nonnegative",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("active_seconds__isnull", True),
+                            ("active_seconds__gte", 0),
+                            _connector="OR",
+                        ),
+                        name="pair_active_seconds_nonnegative",
+                    ),
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='scoreresponse',
-            index=models.Index(fields=['study', 'item'], name='judgments_s_study_i_2a5412_idx'),
+            model_name="scoreresponse",
+            index=models.Index(fields=["study", "item"], name="judgments_s_study_i_2a5412_idx"),
         ),
         migrations.AddConstraint(
-            model_name='scoreresponse',
-            constraint=models.UniqueConstraint(fields=('rater', 'item'), name='one_scorecard_per_rater_item'),
+            model_name="scoreresponse",
+            constraint=models.UniqueConstraint(
+                fields=("rater", "item"), name="one_scorecard_per_rater_item"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='scoreresponse',
-            constraint=models.CheckConstraint(condition=models.Q(('seconds_into_session__isnull', True), ('seconds_into_session__gte', 0), _connector='OR'), name='score_seconds_nonnegative'),
+            model_name="scoreresponse",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("seconds_into_session__isnull", True),
+                    ("seconds_into_session__gte", 0),
+                    _connector="OR",
+                ),
+                name="score_seconds_nonnegative",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='scoreresponse',
-            constraint=models.CheckConstraint(condition=models.Q(('active_seconds__isnull', True), ('active_seconds__gte', 0), _connector='OR'), name='score_active_seconds_nonnegative'),
+            model_name="scoreresponse",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("active_seconds__isnull", True), ("active_seconds__gte", 0), _connector="OR"
+                ),
+                name="score_active_seconds_nonnegative",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='scoreanswer',
-            constraint=models.UniqueConstraint(fields=('response', 'question'), name='one_answer_per_question'),
+            model_name="scoreanswer",
+            constraint=models.UniqueConstraint(
+                fields=("response", "question"), name="one_answer_per_question"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='scoreanswer',
-            constraint=models.CheckConstraint(condition=models.Q(('value__gte', 0), ('value__lte', 10)), name='answer_value_within_0_10'),
+            model_name="scoreanswer",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("value__gte", 0), ("value__lte", 10)),
+                name="answer_value_within_0_10",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='turingjudgment',
-            constraint=models.UniqueConstraint(fields=('rater', 'item'), name='one_turing_judgment_per_rater_item'),
+            model_name="turingjudgment",
+            constraint=models.UniqueConstraint(
+                fields=("rater", "item"), name="one_turing_judgment_per_rater_item"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='turingjudgment',
-            constraint=models.CheckConstraint(condition=models.Q(('guess__in', ['ai', 'human'])), name='turing_guess_valid'),
+            model_name="turingjudgment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("guess__in", ["ai", "human"])), name="turing_guess_valid"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='turingjudgment',
-            constraint=models.CheckConstraint(condition=models.Q(('seconds_into_session__isnull', True), ('seconds_into_session__gte', 0), _connector='OR'), name='turing_seconds_nonnegative'),
+            model_name="turingjudgment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("seconds_into_session__isnull", True),
+                    ("seconds_into_session__gte", 0),
+                    _connector="OR",
+                ),
+                name="turing_seconds_nonnegative",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='turingjudgment',
-            constraint=models.CheckConstraint(condition=models.Q(('active_seconds__isnull', True), ('active_seconds__gte', 0), _connector='OR'), name='turing_active_seconds_nonnegative'),
+            model_name="turingjudgment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("active_seconds__isnull", True), ("active_seconds__gte", 0), _connector="OR"
+                ),
+                name="turing_active_seconds_nonnegative",
+            ),
         ),
     ]

@@ -5,89 +5,204 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('studies', '0001_initial'),
+        ("studies", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BackgroundGroup',
+            name="BackgroundGroup",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('code', models.SlugField(max_length=64)),
-                ('label', models.JSONField(default=dict, help_text='Per language: {"en": ..., "zh": ...}.')),
-                ('position', models.PositiveSmallIntegerField(default=0)),
-                ('quota', models.PositiveIntegerField(blank=True, null=True)),
-                ('filled', models.PositiveIntegerField(default=0)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='background_groups', to='studies.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("code", models.SlugField(max_length=64)),
+                (
+                    "label",
+                    models.JSONField(
+                        default=dict, help_text='Per language: {"en": ..., "zh": ...}.'
+                    ),
+                ),
+                ("position", models.PositiveSmallIntegerField(default=0)),
+                ("quota", models.PositiveIntegerField(blank=True, null=True)),
+                ("filled", models.PositiveIntegerField(default=0)),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="background_groups",
+                        to="studies.study",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'position', 'code'],
+                "ordering": ["study", "position", "code"],
             },
         ),
         migrations.CreateModel(
-            name='Rater',
+            name="Rater",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('external_id', models.CharField(help_text='Prolific PID, imported id or generated.', max_length=128)),
-                ('age_band', models.CharField(choices=[('18-24', '18–24'), ('25-34', '25–34'), ('35-44', '35–44'), ('45-54', '45–54'), ('55-64', '55–64'), ('65+', '65+'), ('undisclosed', 'Prefer not to say')], default='undisclosed', max_length=16)),
-                ('language', models.CharField(blank=True, max_length=16)),
-                ('origin', models.CharField(choices=[('enrolled', 'Enrolled in the browser'), ('imported', 'Imported with judgments')], default='enrolled', max_length=16)),
-                ('consent_at', models.DateTimeField(blank=True, null=True)),
-                ('prolific_study_id', models.CharField(blank=True, max_length=64)),
-                ('prolific_session_id', models.CharField(blank=True, max_length=64)),
-                ('background', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='raters', to='raters.backgroundgroup')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='raters', to='studies.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "external_id",
+                    models.CharField(
+                        help_text="Prolific PID, imported id or generated.", max_length=128
+                    ),
+                ),
+                (
+                    "age_band",
+                    models.CharField(
+                        choices=[
+                            ("18-24", "18–24"),
+                            ("25-34", "25–34"),
+                            ("35-44", "35–44"),
+                            ("45-54", "45–54"),
+                            ("55-64", "55–64"),
+                            ("65+", "65+"),
+                            ("undisclosed", "Prefer not to say"),
+                        ],
+                        default="undisclosed",
+                        max_length=16,
+                    ),
+                ),
+                ("language", models.CharField(blank=True, max_length=16)),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[
+                            ("enrolled", "Enrolled in the browser"),
+                            ("imported", "Imported with judgments"),
+                        ],
+                        default="enrolled",
+                        max_length=16,
+                    ),
+                ),
+                ("consent_at", models.DateTimeField(blank=True, null=True)),
+                ("prolific_study_id", models.CharField(blank=True, max_length=64)),
+                ("prolific_session_id", models.CharField(blank=True, max_length=64)),
+                (
+                    "background",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="raters",
+                        to="raters.backgroundgroup",
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="raters",
+                        to="studies.study",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'external_id'],
+                "ordering": ["study", "external_id"],
             },
         ),
         migrations.CreateModel(
-            name='RaterSession',
+            name="RaterSession",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('started_at', models.DateTimeField()),
-                ('deadline', models.DateTimeField()),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('end_reason', models.CharField(blank=True, choices=[('completed', 'Completed'), ('timed_out', 'Timed out'), ('withdrawn', 'Withdrawn'), ('imported', 'Imported')], max_length=16)),
-                ('rater', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sessions', to='raters.rater')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("started_at", models.DateTimeField()),
+                ("deadline", models.DateTimeField()),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "end_reason",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("completed", "Completed"),
+                            ("timed_out", "Timed out"),
+                            ("withdrawn", "Withdrawn"),
+                            ("imported", "Imported"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "rater",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sessions",
+                        to="raters.rater",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-started_at'],
+                "ordering": ["-started_at"],
             },
         ),
         migrations.AddConstraint(
-            model_name='backgroundgroup',
-            constraint=models.UniqueConstraint(fields=('study', 'code'), name='background_code_unique_in_study'),
+            model_name="backgroundgroup",
+            constraint=models.UniqueConstraint(
+                fields=("study", "code"), name="background_code_unique_in_study"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='backgroundgroup',
-            constraint=models.CheckConstraint(condition=models.Q(('quota__isnull', True), ('filled__lte', models.F('quota')), _connector='OR'), name='background_filled_within_quota'),
+            model_name="backgroundgroup",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("quota__isnull", True), ("filled__lte", models.F("quota")), _connector="OR"
+                ),
+                name="background_filled_within_quota",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='rater',
-            constraint=models.UniqueConstraint(fields=('study', 'external_id'), name='rater_id_unique_in_study'),
+            model_name="rater",
+            constraint=models.UniqueConstraint(
+                fields=("study", "external_id"), name="rater_id_unique_in_study"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='rater',
-            constraint=models.CheckConstraint(condition=models.Q(('origin', 'imported'), ('consent_at__isnull', False), _connector='OR'), name='enrolled_rater_has_consent'),
+            model_name="rater",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("origin", "imported"), ("consent_at__isnull", False), _connector="OR"
+                ),
+                name="enrolled_rater_has_consent",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='ratersession',
-            constraint=models.UniqueConstraint(fields=('rater',), name='one_session_per_rater'),
+            model_name="ratersession",
+            constraint=models.UniqueConstraint(fields=("rater",), name="one_session_per_rater"),
         ),
         migrations.AddConstraint(
-            model_name='ratersession',
-            constraint=models.CheckConstraint(condition=models.Q(('deadline__gt', models.F('started_at'))), name='session_deadline_after_start'),
+            model_name="ratersession",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("deadline__gt", models.F("started_at"))),
+                name="session_deadline_after_start",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='ratersession',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('ended_at__isnull', True), ('end_reason', '')), models.Q(('ended_at__isnull', False), models.Q(('end_reason', ''), _negated=True)), _connector='OR'), name='session_end_has_reason'),
+            model_name="ratersession",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("ended_at__isnull", True), ("end_reason", "")),
+                    models.Q(
+                        ("ended_at__isnull", False), models.Q(("end_reason", ""), _negated=True)
+                    ),
+                    _connector="OR",
+                ),
+                name="session_end_has_reason",
+            ),
         ),
     ]

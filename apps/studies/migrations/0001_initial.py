@@ -6,140 +6,291 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Rubric',
+            name="Rubric",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('slug', models.SlugField(max_length=64, unique=True)),
-                ('name', models.CharField(max_length=200)),
-                ('kind', models.CharField(choices=[('humor', 'Humor'), ('content', 'Content')], max_length=16)),
-                ('builtin', models.BooleanField(default=False, help_text='Shipped with LaughLab; not editable.')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("slug", models.SlugField(max_length=64, unique=True)),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("humor", "Humor"), ("content", "Content")], max_length=16
+                    ),
+                ),
+                (
+                    "builtin",
+                    models.BooleanField(
+                        default=False, help_text="Shipped with LaughLab; not editable."
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
+                "abstract": False,
             },
         ),
         migrations.CreateModel(
-            name='Study',
+            name="Study",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('slug', models.SlugField(max_length=64, unique=True)),
-                ('name', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('status', models.CharField(choices=[('draft', 'Draft'), ('open', 'Open'), ('closed', 'Closed')], default='draft', max_length=16)),
-                ('languages', models.JSONField(default=apps.studies.models._default_languages)),
-                ('session_minutes', models.PositiveSmallIntegerField(default=30)),
-                ('target_scorecards_per_item', models.PositiveSmallIntegerField(default=15)),
-                ('pair_appearances_per_item', models.PositiveSmallIntegerField(default=3)),
-                ('pair_min_opponents', models.PositiveSmallIntegerField(default=2)),
-                ('turing_judgments_per_item', models.PositiveSmallIntegerField(default=10)),
-                ('task_mix', models.JSONField(default=apps.studies.models._default_task_mix)),
-                ('attention_check_rate', models.FloatField(default=0.05)),
-                ('adaptive_pairing', models.BooleanField(default=False)),
-                ('min_items_per_model', models.PositiveSmallIntegerField(default=30)),
-                ('min_raters_per_item', models.PositiveSmallIntegerField(default=15)),
-                ('prolific_completion_code', models.CharField(blank=True, max_length=64)),
-                ('prolific_screenout_code', models.CharField(blank=True, max_length=64)),
-                ('random_seed', models.BigIntegerField(default=apps.studies.models._new_seed)),
-                ('rubric', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='studies', to='studies.rubric')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("slug", models.SlugField(max_length=64, unique=True)),
+                ("name", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("draft", "Draft"), ("open", "Open"), ("closed", "Closed")],
+                        default="draft",
+                        max_length=16,
+                    ),
+                ),
+                ("languages", models.JSONField(default=apps.studies.models._default_languages)),
+                ("session_minutes", models.PositiveSmallIntegerField(default=30)),
+                ("target_scorecards_per_item", models.PositiveSmallIntegerField(default=15)),
+                ("pair_appearances_per_item", models.PositiveSmallIntegerField(default=3)),
+                ("pair_min_opponents", models.PositiveSmallIntegerField(default=2)),
+                ("turing_judgments_per_item", models.PositiveSmallIntegerField(default=10)),
+                ("task_mix", models.JSONField(default=apps.studies.models._default_task_mix)),
+                ("attention_check_rate", models.FloatField(default=0.05)),
+                ("adaptive_pairing", models.BooleanField(default=False)),
+                ("min_items_per_model", models.PositiveSmallIntegerField(default=30)),
+                ("min_raters_per_item", models.PositiveSmallIntegerField(default=15)),
+                ("prolific_completion_code", models.CharField(blank=True, max_length=64)),
+                ("prolific_screenout_code", models.CharField(blank=True, max_length=64)),
+                ("random_seed", models.BigIntegerField(default=apps.studies.models._new_seed)),
+                (
+                    "rubric",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="studies",
+                        to="studies.rubric",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'studies',
+                "verbose_name_plural": "studies",
             },
         ),
         migrations.CreateModel(
-            name='Item',
+            name="Item",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('external_id', models.CharField(max_length=128)),
-                ('text', models.TextField()),
-                ('source', models.CharField(help_text="Model name, or 'human'.", max_length=128)),
-                ('level', models.CharField(choices=[('single', 'Single joke'), ('multi_turn', 'Multi-turn reply'), ('scenario', 'Scenario response')], default='single', max_length=16)),
-                ('humor_type', models.CharField(blank=True, max_length=64)),
-                ('topic', models.CharField(blank=True, max_length=128)),
-                ('language', models.CharField(default='en', max_length=16)),
-                ('context', models.JSONField(blank=True, default=list, help_text='Dialogue turns before the item.')),
-                ('scenario', models.TextField(blank=True)),
-                ('explanation', models.TextField(blank=True, help_text="The model's own 'why this is funny'.")),
-                ('safety_intercepted', models.BooleanField(default=False)),
-                ('generation', models.JSONField(blank=True, default=dict)),
-                ('content_type', models.CharField(blank=True, choices=[('', '—'), ('news', 'News'), ('analysis', 'Analysis'), ('creative', 'Creative')], default='', max_length=16)),
-                ('is_attention_check', models.BooleanField(default=False)),
-                ('attention_expected', models.JSONField(blank=True, default=dict)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='studies.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                ("external_id", models.CharField(max_length=128)),
+                ("text", models.TextField()),
+                ("source", models.CharField(help_text="Model name, or 'human'.", max_length=128)),
+                (
+                    "level",
+                    models.CharField(
+                        choices=[
+                            ("single", "Single joke"),
+                            ("multi_turn", "Multi-turn reply"),
+                            ("scenario", "Scenario response"),
+                        ],
+                        default="single",
+                        max_length=16,
+                    ),
+                ),
+                ("humor_type", models.CharField(blank=True, max_length=64)),
+                ("topic", models.CharField(blank=True, max_length=128)),
+                ("language", models.CharField(default="en", max_length=16)),
+                (
+                    "context",
+                    models.JSONField(
+                        blank=True, default=list, help_text="Dialogue turns before the item."
+                    ),
+                ),
+                ("scenario", models.TextField(blank=True)),
+                (
+                    "explanation",
+                    models.TextField(blank=True, help_text="The model's own 'why this is funny'."),
+                ),
+                ("safety_intercepted", models.BooleanField(default=False)),
+                ("generation", models.JSONField(blank=True, default=dict)),
+                (
+                    "content_type",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("", "—"),
+                            ("news", "News"),
+                            ("analysis", "Analysis"),
+                            ("creative", "Creative"),
+                        ],
+                        default="",
+                        max_length=16,
+                    ),
+                ),
+                ("is_attention_check", models.BooleanField(default=False)),
+                ("attention_expected", models.JSONField(blank=True, default=dict)),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="items",
+                        to="studies.study",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'external_id'],
+                "ordering": ["study", "external_id"],
             },
         ),
         migrations.CreateModel(
-            name='Question',
+            name="Question",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(help_text='Stable key used in imports and exports.', max_length=64)),
-                ('position', models.PositiveSmallIntegerField(help_text='Order on the scorecard, from 1.')),
-                ('kind', models.CharField(choices=[('likert', 'Likert scale'), ('binary', 'Binary flag'), ('choice', 'Single choice')], max_length=16)),
-                ('min_value', models.SmallIntegerField(default=1)),
-                ('max_value', models.SmallIntegerField(default=5)),
-                ('required', models.BooleanField(default=True)),
-                ('prompt', models.JSONField(default=dict)),
-                ('anchors', models.JSONField(blank=True, default=dict)),
-                ('choices', models.JSONField(blank=True, default=list)),
-                ('answered_after', models.ManyToManyField(blank=True, help_text='Questions that must be answered before this one (the server enforces it).', related_name='unlocks', to='studies.question')),
-                ('rubric', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='questions', to='studies.rubric')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.SlugField(
+                        help_text="Stable key used in imports and exports.", max_length=64
+                    ),
+                ),
+                (
+                    "position",
+                    models.PositiveSmallIntegerField(help_text="Order on the scorecard, from 1."),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("likert", "Likert scale"),
+                            ("binary", "Binary flag"),
+                            ("choice", "Single choice"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("min_value", models.SmallIntegerField(default=1)),
+                ("max_value", models.SmallIntegerField(default=5)),
+                ("required", models.BooleanField(default=True)),
+                ("prompt", models.JSONField(default=dict)),
+                ("anchors", models.JSONField(blank=True, default=dict)),
+                ("choices", models.JSONField(blank=True, default=list)),
+                (
+                    "answered_after",
+                    models.ManyToManyField(
+                        blank=True,
+                        help_text="Questions that must be answered before this one (the server enforces it).",
+                        related_name="unlocks",
+                        to="studies.question",
+                    ),
+                ),
+                (
+                    "rubric",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="questions",
+                        to="studies.rubric",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['rubric', 'position'],
-                'constraints': [models.UniqueConstraint(fields=('rubric', 'name'), name='question_name_unique_in_rubric'), models.UniqueConstraint(fields=('rubric', 'position'), name='question_position_unique_in_rubric'), models.CheckConstraint(condition=models.Q(('min_value__gte', 0), ('max_value__lte', 10), ('min_value__lt', models.F('max_value'))), name='question_scale_within_0_10')],
+                "ordering": ["rubric", "position"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("rubric", "name"), name="question_name_unique_in_rubric"
+                    ),
+                    models.UniqueConstraint(
+                        fields=("rubric", "position"), name="question_position_unique_in_rubric"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("min_value__gte", 0),
+                            ("max_value__lte", 10),
+                            ("min_value__lt", models.F("max_value")),
+                        ),
+                        name="question_scale_within_0_10",
+                    ),
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='study',
-            constraint=models.CheckConstraint(condition=models.Q(('session_minutes__gte', 1), ('session_minutes__lte', 240)), name='study_session_minutes_range'),
+            model_name="study",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("session_minutes__gte", 1), ("session_minutes__lte", 240)),
+                name="study_session_minutes_range",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='study',
-            constraint=models.CheckConstraint(condition=models.Q(('attention_check_rate__gte', 0), ('attention_check_rate__lte', 0.5)), name='study_attention_check_rate_range'),
+            model_name="study",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("attention_check_rate__gte", 0), ("attention_check_rate__lte", 0.5)
+                ),
+                name="study_attention_check_rate_range",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='study',
-            constraint=models.CheckConstraint(condition=models.Q(('pair_min_opponents__gte', 1), ('pair_min_opponents__lte', models.F('pair_appearances_per_item'))), name='study_pair_opponents_within_appearances'),
+            model_name="study",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("pair_min_opponents__gte", 1),
+                    ("pair_min_opponents__lte", models.F("pair_appearances_per_item")),
+                ),
+                name="study_pair_opponents_within_appearances",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='study',
-            constraint=models.CheckConstraint(condition=models.Q(('random_seed__gte', 0)), name='study_seed_nonnegative'),
+            model_name="study",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("random_seed__gte", 0)), name="study_seed_nonnegative"
+            ),
         ),
         migrations.AddIndex(
-            model_name='item',
-            index=models.Index(fields=['study', 'topic'], name='studies_ite_study_i_279bb6_idx'),
+            model_name="item",
+            index=models.Index(fields=["study", "topic"], name="studies_ite_study_i_279bb6_idx"),
         ),
         migrations.AddIndex(
-            model_name='item',
-            index=models.Index(fields=['study', 'source'], name='studies_ite_study_i_0d5f0e_idx'),
+            model_name="item",
+            index=models.Index(fields=["study", "source"], name="studies_ite_study_i_0d5f0e_idx"),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.UniqueConstraint(fields=('study', 'external_id'), name='item_id_unique_in_study'),
+            model_name="item",
+            constraint=models.UniqueConstraint(
+                fields=("study", "external_id"), name="item_id_unique_in_study"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.CheckConstraint(condition=models.Q(('text', ''), _negated=True), name='item_text_not_empty'),
+            model_name="item",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("text", ""), _negated=True), name="item_text_not_empty"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='item',
-            constraint=models.CheckConstraint(condition=models.Q(('source', ''), _negated=True), name='item_source_not_empty'),
+            model_name="item",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("source", ""), _negated=True), name="item_source_not_empty"
+            ),
         ),
     ]

@@ -14,7 +14,8 @@ def install(apps: Any, schema_editor: Any) -> None:
     Question = apps.get_model("studies", "Question")
     for spec in BUILTIN_RUBRICS:
         rubric, _ = Rubric.objects.update_or_create(
-            slug=spec["slug"], defaults={"name": spec["name"], "kind": spec["kind"], "builtin": True}
+            slug=spec["slug"],
+            defaults={"name": spec["name"], "kind": spec["kind"], "builtin": True},
         )
         by_name = {}
         for position, question in enumerate(spec["questions"], start=1):
@@ -32,7 +33,9 @@ def install(apps: Any, schema_editor: Any) -> None:
                 },
             )
         for question in spec["questions"]:
-            by_name[question["name"]].answered_after.set([by_name[name] for name in question.get("after", [])])
+            by_name[question["name"]].answered_after.set(
+                [by_name[name] for name in question.get("after", [])]
+            )
 
 
 def uninstall(apps: Any, schema_editor: Any) -> None:

@@ -14,8 +14,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", help="Study slug")
-        parser.add_argument("--rounds", type=int, default=None, help="Bootstrap rounds (default BOOTSTRAP_ROUNDS)")
-        parser.add_argument("--seed", type=int, default=None, help="Random seed (default: the study's seed)")
+        parser.add_argument(
+            "--rounds", type=int, default=None, help="Bootstrap rounds (default BOOTSTRAP_ROUNDS)"
+        )
+        parser.add_argument(
+            "--seed", type=int, default=None, help="Random seed (default: the study's seed)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["rounds"] is not None and not 10 <= options["rounds"] <= 100_000:

@@ -12,7 +12,9 @@ from apps.studies.selectors import study_get_by_slug
 
 
 class Command(BaseCommand):
-    help = "Write a study's stored results (json: the whole document; csv/jsonl: the per-item table)."
+    help = (
+        "Write a study's stored results (json: the whole document; csv/jsonl: the per-item table)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", help="Study slug")
@@ -29,9 +31,13 @@ class Command(BaseCommand):
             return
         path = Path(options["out"])
         if not path.parent.is_dir():
-            raise CommandError(f"--out {options['out']!r}: folder {str(path.parent)!r} does not exist")
+            raise CommandError(
+                f"--out {options['out']!r}: folder {str(path.parent)!r} does not exist"
+            )
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
-            raise CommandError(f"--out {options['out']!r} cannot be written: {exc.strerror}") from exc
+            raise CommandError(
+                f"--out {options['out']!r} cannot be written: {exc.strerror}"
+            ) from exc
         self.stderr.write(f"Wrote {path} ({options['format']})")

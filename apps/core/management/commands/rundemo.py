@@ -25,9 +25,19 @@ class Command(BaseCommand):
         settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
         worker = subprocess.Popen(
             [
-                sys.executable, "-m", "celery", "-A", "config", "worker", "--beat",
-                "--schedule", str(settings.VAR_DIR / "celerybeat-schedule"),
-                "--pool=solo", "--without-gossip", "--without-mingle", "--without-heartbeat",
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--beat",
+                "--schedule",
+                str(settings.VAR_DIR / "celerybeat-schedule"),
+                "--pool=solo",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
                 "--loglevel=WARNING",
             ],
             env={**os.environ},

@@ -21,7 +21,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--slug", default="demo")
-        parser.add_argument("--skip-aggregate", action="store_true", help="Do not compute results now")
+        parser.add_argument(
+            "--skip-aggregate", action="store_true", help="Do not compute results now"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         slug = options["slug"]
@@ -39,7 +41,9 @@ class Command(BaseCommand):
                 study=study, data=(DEMO_DIR / "items.jsonl").read_bytes(), filename="items.jsonl"
             )
             judgments = study_judgments_import(
-                study=study, data=(DEMO_DIR / "judgments.jsonl").read_bytes(), filename="judgments.jsonl"
+                study=study,
+                data=(DEMO_DIR / "judgments.jsonl").read_bytes(),
+                filename="judgments.jsonl",
             )
             if not options["skip_aggregate"]:
                 study_aggregate(study=study)

@@ -22,5 +22,7 @@ class Command(BaseCommand):
             data = read_input_file(options["file"])
             summary = study_items_import(study=study, data=data, filename=options["file"])
         self.stdout.write(
-            self.style.SUCCESS(f"{summary.created} items imported, {summary.unchanged} already present")
+            self.style.SUCCESS(
+                f"{summary.created} items imported, {summary.unchanged} already present"
+            )
         )
