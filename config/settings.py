@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "apps.core",
     "apps.studies",
     "apps.raters",
+    "apps.assignments",
     "apps.judgments",
     "apps.analysis",
 ]
@@ -54,6 +55,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "apps.core.middleware.DomainErrorMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -1,11 +1,32 @@
 from __future__ import annotations
 
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
+
+from apps.assignments import views as task_views
+from apps.judgments import api as judgment_api
+from apps.raters import views as rater_views
 
 admin.site.site_header = "LaughLab administration"
 admin.site.site_title = "LaughLab"
 
+rater_patterns = [
+    path("", rater_views.study_entry, name="entry"),
+    path("task/", task_views.task_page, name="task"),
+    path("explain/<int:response_id>/", task_views.explanation_page, name="explanation"),
+    path("end/", rater_views.session_end, name="end"),
+]
+
+rater_api_patterns = [
+    path("scorecards", judgment_api.ScorecardSubmitApi.as_view(), name="scorecards"),
+    path("pairs", judgment_api.PairSubmitApi.as_view(), name="pairs"),
+    path("turing", judgment_api.TuringSubmitApi.as_view(), name="turing"),
+    path("explanations", judgment_api.ExplanationSubmitApi.as_view(), name="explanations"),
+]
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("s/<slug:slug>/", include((rater_patterns, "raters"))),
+    path("api/v1/rater/<slug:slug>/", include((rater_api_patterns, "rater_api"))),
 ]

@@ -34,6 +34,10 @@ class Judgment(models.Model):
     # key returns the first result instead of storing a second judgment.
     idempotency_key = models.CharField(max_length=64, unique=True)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.COLLECTED)
+    # The task this answers; None for imported judgments.
+    assignment = models.OneToOneField(
+        "assignments.Assignment", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
     submitted_at = models.DateTimeField(default=timezone.now)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
 
-from apps.core.errors import LineError
+from apps.core.errors import DomainError, LineError, SessionExpired
 from apps.raters.models import AgeBand, BackgroundGroup, Rater, RaterSession
 from apps.studies.models import Study
 
@@ -109,3 +112,133 @@ def raters_ensure_imported(
     for session in RaterSession.objects.bulk_create(new_sessions, batch_size=1000):
         sessions[session.rater_id] = session
     return {ext: (rater, sessions[rater.pk]) for ext, rater in existing.items()}
+
+
+class StudyFull(DomainError):
+    status_code = 409
+    code = "group_full"
+
+
+class StudyNotOpen(DomainError):
+    status_code = 409
+    code = "study_not_open"
+
+
+@dataclass(frozen=True)
+class Enrollment:
+    rater: Rater
+    session: RaterSession
+    resumed: bool
+
+
+def _existing_enrollment(study: Study, external_id: str) -> Enrollment | None:
+    rater = Rater.objects.filter(study=study, external_id=external_id).first()
+    if rater is None:
+        return None
+    session = RaterSession.objects.filter(rater=rater).first()
+    if session is None:
+        return None
+    return Enrollment(rater=rater, session=session, resumed=True)
+
+
+def rater_enroll(
+    *,
+    study: Study,
+    background: str,
+    age_band: str,
+    consent: bool,
+    language: str = "",
+    external_id: str | None = None,
+    prolific_study_id: str = "",
+    prolific_session_id: str = "",
+    now: datetime | None = None,
+) -> Enrollment:
+    """Enrol a participant: consent, a place in their background group's quota, a session.
+
+    A participant who comes back (same external id, e.g. a Prolific PID) gets their own session
+    back and takes no second place. The quota is taken by a conditional UPDATE
+    (`filled < quota`), so with N places left and more than N people enrolling at once, exactly
+    N succeed.
+    """
+    now = now or timezone.now()
+    if external_id:
+        existing = _existing_enrollment(study, external_id)
+        if existing is not None:
+            return existing
+    if study.status != Study.Status.OPEN:
+        raise StudyNotOpen(
+            "this study is not open"
+            if study.status == Study.Status.DRAFT
+            else "this study has closed",
+            code="study_closed" if study.status == Study.Status.CLOSED else "study_draft",
+        )
+    if not consent:
+        raise DomainError("consent is required to take part", field="consent")
+    if age_band not in AgeBand.values:
+        raise DomainError(f"unknown age band {age_band!r}", field="age_band")
+    group = BackgroundGroup.objects.filter(study=study, code=background).first()
+    if group is None:
+        raise DomainError(f"unknown background group {background!r}", field="background")
+    try:
+        with transaction.atomic():
+            taken = (
+                BackgroundGroup.objects.filter(pk=group.pk)
+                .filter(Q(quota__isnull=True) | Q(filled__lt=F("quota")))
+                .update(filled=F("filled") + 1)
+            )
+            if not taken:
+                raise StudyFull("this study is full for your group", field="background")
+            rater = Rater.objects.create(
+                study=study,
+                external_id=external_id or uuid.uuid4().hex,
+                background=group,
+                age_band=age_band,
+                language=language[:16],
+                origin=Rater.Origin.ENROLLED,
+                consent_at=now,
+                prolific_study_id=prolific_study_id[:64],
+                prolific_session_id=prolific_session_id[:64],
+            )
+            session = RaterSession.objects.create(
+                rater=rater, started_at=now, deadline=now + timedelta(minutes=study.session_minutes)
+            )
+    except IntegrityError:
+        # The same participant enrolling twice at once: the other request won; use its session.
+        if external_id:
+            existing = _existing_enrollment(study, external_id)
+            if existing is not None:
+                return existing
+        raise
+    return Enrollment(rater=rater, session=session, resumed=False)
+
+
+def rater_session_end(
+    *, session: RaterSession, reason: str, now: datetime | None = None
+) -> RaterSession:
+    """End a session once; later calls leave the first end in place. Open tasks expire."""
+    from apps.assignments.services import assignments_expire_for_session
+
+    now = now or timezone.now()
+    ended_at = min(now, session.deadline) if reason == RaterSession.EndReason.TIMED_OUT else now
+    RaterSession.objects.filter(pk=session.pk, ended_at__isnull=True).update(
+        ended_at=ended_at, end_reason=reason
+    )
+    assignments_expire_for_session(session=session)
+    session.refresh_from_db()
+    return session
+
+
+def rater_session_check_open(*, session: RaterSession, now: datetime | None = None) -> None:
+    """Raise SessionExpired when the session is over (ending it as timed out if the deadline passed)."""
+    now = now or timezone.now()
+    if session.ended_at is None and now >= session.deadline:
+        rater_session_end(session=session, reason=RaterSession.EndReason.TIMED_OUT, now=now)
+    if session.ended_at is not None:
+        raise SessionExpired(
+            "your session has ended; answers can no longer be submitted"
+            if session.end_reason != RaterSession.EndReason.TIMED_OUT
+            else "your session's time is up; answers can no longer be submitted",
+            code="session_timed_out"
+            if session.end_reason == RaterSession.EndReason.TIMED_OUT
+            else "session_ended",
+        )

@@ -101,6 +101,8 @@ class Study(TimeStampedModel):
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="studies")
     languages = models.JSONField(default=_default_languages)
     session_minutes = models.PositiveSmallIntegerField(default=30)
+    # Tasks a session plans for (the progress bar's 100%); the session also ends at its deadline.
+    tasks_per_session = models.PositiveSmallIntegerField(default=40)
     target_scorecards_per_item = models.PositiveSmallIntegerField(default=15)
     pair_appearances_per_item = models.PositiveSmallIntegerField(default=3)
     pair_min_opponents = models.PositiveSmallIntegerField(default=2)
@@ -131,6 +133,10 @@ class Study(TimeStampedModel):
                 name="study_pair_opponents_within_appearances",
             ),
             models.CheckConstraint(condition=Q(random_seed__gte=0), name="study_seed_nonnegative"),
+            models.CheckConstraint(
+                condition=Q(tasks_per_session__gte=1) & Q(tasks_per_session__lte=500),
+                name="study_tasks_per_session_range",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -26,3 +26,8 @@ def study_questions(*, study: Study) -> list[Question]:
         .prefetch_related("answered_after")
         .order_by("position")
     )
+
+
+def study_for_raters(*, slug: str) -> Study:
+    """A study as raters may see it: any status (closed and draft studies say so), never more."""
+    return study_get_by_slug(slug=slug)

@@ -5,39 +5,62 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('studies', '0001_initial'),
+        ("studies", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AggregationState',
+            name="AggregationState",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('requested_at', models.DateTimeField(blank=True, null=True)),
-                ('scheduled', models.BooleanField(default=False)),
-                ('scheduled_at', models.DateTimeField(blank=True, null=True)),
-                ('last_started_at', models.DateTimeField(blank=True, null=True)),
-                ('last_finished_at', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('study', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='aggregation_state', to='studies.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("requested_at", models.DateTimeField(blank=True, null=True)),
+                ("scheduled", models.BooleanField(default=False)),
+                ("scheduled_at", models.DateTimeField(blank=True, null=True)),
+                ("last_started_at", models.DateTimeField(blank=True, null=True)),
+                ("last_finished_at", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                (
+                    "study",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="aggregation_state",
+                        to="studies.study",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='StudyResult',
+            name="StudyResult",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('payload', models.JSONField()),
-                ('input_hash', models.CharField(max_length=64)),
-                ('seed', models.BigIntegerField()),
-                ('rounds', models.PositiveIntegerField()),
-                ('computed_at', models.DateTimeField()),
-                ('duration_seconds', models.FloatField()),
-                ('evidence_as_of', models.DateTimeField(blank=True, null=True)),
-                ('study', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='result', to='studies.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("payload", models.JSONField()),
+                ("input_hash", models.CharField(max_length=64)),
+                ("seed", models.BigIntegerField()),
+                ("rounds", models.PositiveIntegerField()),
+                ("computed_at", models.DateTimeField()),
+                ("duration_seconds", models.FloatField()),
+                ("evidence_as_of", models.DateTimeField(blank=True, null=True)),
+                (
+                    "study",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="result",
+                        to="studies.study",
+                    ),
+                ),
             ],
         ),
     ]

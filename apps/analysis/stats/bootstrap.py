@@ -180,7 +180,9 @@ def mean_ci(
     rng = np.random.default_rng(seed)
     if cl is None:
         sums, counts = v, np.ones(v.size)
-        boot = _grouped_boot_iid(v, np.zeros(v.size, dtype=np.int64), np.array([v.size]), rounds, rng)[0]
+        boot = _grouped_boot_iid(
+            v, np.zeros(v.size, dtype=np.int64), np.array([v.size]), rounds, rng
+        )[0]
     else:
         sums = np.bincount(cl, weights=v)
         counts = np.bincount(cl).astype(np.float64)
@@ -203,7 +205,10 @@ def _wilson(successes: float, n: float, level: float) -> tuple[float, float]:
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2.0 * n)) / denom
     half = z * np.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
-    return max(0.0, float(centre - half)), min(1.0, float(centre + half))
+    # At 0 or n successes the bound is exactly 0 or 1; the formula leaves round-off.
+    low = 0.0 if successes <= 0 else max(0.0, float(centre - half))
+    high = 1.0 if successes >= n else min(1.0, float(centre + half))
+    return low, high
 
 
 def proportion_ci(

@@ -73,16 +73,17 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
-from scipy.special import expit
 
 from apps.analysis.stats.ranks import ci_aware_ranks
 
 DEFAULT_ALPHA = 0.001
 CLUSTER_MODES = ("rater", "item", "none")
 
-# Bootstrap rounds only need scores to well below the Monte Carlo error of a percentile
-# (~0.01 log-strength units for 1,000 rounds), so they stop earlier than a published fit.
-_BOOTSTRAP_TOL = 1e-6
+# Bootstrap rounds only need scores well below the Monte Carlo error of a percentile
+# (~0.01 log-strength units for 1,000 rounds). Newton converges quadratically from the warm
+# start, so once a step is below 1e-3 the remaining error is ~1e-6; the extra iteration a
+# published-fit tolerance would cost buys nothing here.
+_BOOTSTRAP_TOL = 1e-3
 # Elements per batched (rounds x k x k) work array: bounds memory at ~16 MB per array.
 _BATCH_ELEMENTS = 2_000_000
 
@@ -142,7 +143,15 @@ def _compress(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Distinct (winner, loser) pairs, their summed counts, and each row's pair index."""
     key = winners * n_items + losers
-    uniq, inverse = np.unique(key, return_inverse=True)
+    if n_items * n_items <= max(4 * key.size, 1 << 16):
+        # Few possible pairs relative to rows: a table lookup instead of sorting the keys.
+        seen = np.zeros(n_items * n_items, dtype=bool)
+        seen[key] = True
+        uniq = np.flatnonzero(seen)
+        position = np.cumsum(seen) - 1
+        inverse = position[key]
+    else:
+        uniq, inverse = np.unique(key, return_inverse=True)
     if weights is None:
         counts = np.bincount(inverse, minlength=uniq.size).astype(np.float64)
     else:
@@ -182,12 +191,29 @@ def _components(
 # ---------------------------------------------------------------------------------------------
 
 
-def _objective(wins: np.ndarray, s: np.ndarray, alpha: float) -> np.ndarray:
-    """Negative penalised log-likelihood per batch row; ``wins`` is (R, k, k), ``s`` (R, k)."""
-    diff = s[:, :, None] - s[:, None, :]
-    # logaddexp(0, -d) = -log(sigmoid(d)), stable for large |d|.
-    nll = (wins * np.logaddexp(0.0, -diff)).sum(axis=(1, 2))
-    return np.asarray(nll + alpha * (s * s).sum(axis=1))
+def _probabilities(s: np.ndarray) -> np.ndarray:
+    """P(i beats j) for each batch row: (R, k) scores -> (R, k, k).
+
+    ``1 / (1 + exp(-d))`` in place: ~2x faster than ``scipy.special.expit`` on these arrays
+    and still accurate in the far tail (an overflow to inf gives exactly 0).
+    """
+    out = s[:, None, :] - s[:, :, None]
+    with np.errstate(over="ignore"):
+        np.exp(out, out=out)
+    out += 1.0
+    return np.asarray(np.reciprocal(out, out=out))
+
+
+def _objective(wins: np.ndarray, p: np.ndarray, s: np.ndarray, alpha: float) -> np.ndarray:
+    """Negative penalised log-likelihood per batch row, from the win probabilities ``p``.
+
+    Taking ``log(p)`` of probabilities that the next iteration needs anyway is the cheapest
+    form. The floor only matters for a trial point far out on a line search, where a
+    probability can underflow to 0 (it must not turn 0 * log 0 into nan).
+    """
+    logp = np.log(np.maximum(p, 1e-300))
+    nll = -np.einsum("rij,rij->r", wins, logp)
+    return np.asarray(nll + alpha * np.einsum("ri,ri->r", s, s))
 
 
 def _newton(
@@ -206,35 +232,50 @@ def _newton(
     total = wins + wins.transpose(0, 2, 1)
     row_wins = wins.sum(axis=2)
     active = np.arange(n_batch)
-    f_old = _objective(wins, s, alpha)
+    p = _probabilities(s)
+    f = _objective(wins, p, s, alpha)
     diag = np.arange(k)
     iterations = 0
     for iterations in range(1, max_iter + 1):  # noqa: B007 - the count is returned
-        w_a, n_a, s_a = wins[active], total[active], s[active]
-        p = expit(s_a[:, :, None] - s_a[:, None, :])
-        grad = row_wins[active] - (n_a * p).sum(axis=2) - 2.0 * alpha * s_a
-        q = n_a * p * (1.0 - p)
-        hess = -q
-        hess[:, diag, diag] += q.sum(axis=2) + 2.0 * alpha
+        # Work on views while every row is still active; copy subsets only once some finish.
+        if active.size == n_batch:
+            w_a, n_a, r_a, s_a, p_a, f_a = wins, total, row_wins, s, p, f
+        else:
+            w_a, n_a, r_a = wins[active], total[active], row_wins[active]
+            s_a, p_a, f_a = s[active], p[active], f[active]
+        grad = r_a - np.einsum("rij,rij->ri", n_a, p_a) - 2.0 * alpha * s_a
+        # Fisher weights N_ij p_ij (1 - p_ij), built in place (these arrays dominate the cost).
+        q = np.subtract(1.0, p_a)
+        q *= p_a
+        q *= n_a
+        hess = np.negative(q, out=q)
+        hess[:, diag, diag] -= hess.sum(axis=2) - 2.0 * alpha
         step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
         # Backtracking (Armijo) keeps the iteration globally convergent: a full Newton step
-        # can overshoot when an item is (nearly) undefeated and its score runs far out.
+        # can overshoot when an item is (nearly) undefeated and its score runs far out. The
+        # relative slack absorbs round-off in f once the decrease is below machine precision.
         decrease = (grad * step).sum(axis=1)
+        slack = 1e-12 * np.abs(f_a)
         t = np.ones(active.size)
-        f_a = f_old[active]
-        f_new = _objective(w_a, s_a + step, alpha)
-        bad = ~(f_new <= f_a - 1e-4 * decrease)
+        s_new = s_a + step
+        p_new = _probabilities(s_new)
+        f_new = _objective(w_a, p_new, s_new, alpha)
+        bad = f_new > f_a - 1e-4 * decrease + slack
         halvings = 0
-        while np.any(bad) and halvings < 50:
-            t[bad] *= 0.5
+        while np.any(bad) and halvings < 60:
             idx = np.flatnonzero(bad)
-            f_new[idx] = _objective(w_a[idx], s_a[idx] + t[idx, None] * step[idx], alpha)
-            bad[idx] = ~(f_new[idx] <= f_a[idx] - 1e-4 * t[idx] * decrease[idx])
+            t[idx] *= 0.5
+            s_new[idx] = s_a[idx] + t[idx, None] * step[idx]
+            p_new[idx] = _probabilities(s_new[idx])
+            f_new[idx] = _objective(w_a[idx], p_new[idx], s_new[idx], alpha)
+            bad[idx] = f_new[idx] > f_a[idx] - 1e-4 * t[idx] * decrease[idx] + slack[idx]
             halvings += 1
-        moved = t[:, None] * step
-        s[active] = s_a + moved
-        f_old[active] = f_new
-        done = np.abs(moved).max(axis=1) < tol
+        moved = np.abs(t[:, None] * step).max(axis=1)
+        if active.size == n_batch:
+            s, p, f = s_new, p_new, f_new
+        else:
+            s[active], p[active], f[active] = s_new, p_new, f_new
+        done = moved < tol
         converged[active[done]] = True
         active = active[~done]
         if active.size == 0:
@@ -350,26 +391,22 @@ def bt_fit_matrix(
 # ---------------------------------------------------------------------------------------------
 
 
-def _round_pieces(
-    counts: np.ndarray, lw: np.ndarray, ll: np.ndarray, present: np.ndarray
-) -> np.ndarray:
-    """Per round, the number of connected pieces among the present items of one component.
+def _split_rounds(wins: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Per round, whether the present items of one component fall into more than one piece.
 
-    ``counts`` is (R, n_pairs) resampled pair counts with local endpoints ``lw``/``ll``;
-    ``present`` (R, k) marks items in the resample. All rounds go through one csgraph call on a
-    block-diagonal graph, which is far cheaper than R separate calls.
+    Breadth-first search from one present item, run for all rounds at once as batched
+    boolean matrix products (a dense comparison graph has diameter ~2, so this takes two or
+    three products; far cheaper than one csgraph call per round).
     """
-    n_rounds, k = present.shape
-    r_idx, p_idx = np.nonzero(counts > 0)
-    graph = sparse.coo_matrix(
-        (np.ones(r_idx.size), (r_idx * k + lw[p_idx], r_idx * k + ll[p_idx])),
-        shape=(n_rounds * k, n_rounds * k),
-    )
-    _, labels = connected_components(graph, directed=False)
-    labels = np.sort(labels.reshape(n_rounds, k), axis=1)
-    distinct = 1 + (np.diff(labels, axis=1) != 0).sum(axis=1)
-    # Absent items are singleton pieces of their own; they are not part of the resample.
-    return np.asarray(distinct - (~present).sum(axis=1))
+    adjacency = ((wins + wins.transpose(0, 2, 1)) > 0).astype(np.float64)
+    reach = np.zeros(present.shape)
+    reach[np.arange(present.shape[0]), np.argmax(present, axis=1)] = 1.0
+    while True:
+        grown = np.minimum(reach + (reach[:, None, :] @ adjacency)[:, 0, :], 1.0)
+        if np.array_equal(grown, reach):
+            break
+        reach = grown
+    return np.asarray((present & (reach == 0)).any(axis=1))
 
 
 def bt_bootstrap(
@@ -449,9 +486,7 @@ def bt_bootstrap(
             draw = rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=r)
             pair_counts = np.asarray((per_cluster @ draw.T.astype(np.float64)).T)
         elif cluster == "none":
-            pair_counts = rng.multinomial(int(n_total), counts / n_total, size=r).astype(
-                np.float64
-            )
+            pair_counts = rng.multinomial(int(n_total), counts / n_total, size=r).astype(np.float64)
         else:
             pair_counts = np.broadcast_to(counts, (r, pw.size))
         for members, pidx in zip(comps, comp_pairs, strict=True):
@@ -470,7 +505,7 @@ def bt_bootstrap(
             s = s - (s * mult).sum(axis=1, keepdims=True) / mult.sum(axis=1, keepdims=True)
             s[~present] = np.nan
             boot[start : start + r, members] = s
-            disconnected[start : start + r] |= _round_pieces(sub, lw, ll, present) > 1
+            disconnected[start : start + r] |= _split_rounds(wins, present)
 
     tail = (1.0 - level) / 2.0
     compared = np.isin(labels, [labels[m[0]] for m in comps])

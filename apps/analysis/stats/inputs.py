@@ -60,7 +60,9 @@ class StudyInputs:
     turing_guess_ai: np.ndarray  # bool
     # Self-explanation verdicts, one row per scorecard that answered it
     explanation_item: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    explanation_match: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # 1 yes, 0 no/unsure
+    explanation_match: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, dtype=np.int64)
+    )  # 1 yes, 0 no/unsure
     thresholds: Thresholds = field(default_factory=Thresholds)
     # Name of the overall question (fatigue, summaries) and of the offense flag, when the rubric has them.
     primary_question: str = "funniness"

@@ -50,6 +50,7 @@ class Command(BaseCommand):
                     "LaughLab is running.",
                     f"  Researcher login: {base}/admin/  "
                     f"(user {settings.DEMO_RESEARCHER_USERNAME!r}, password {settings.DEMO_RESEARCHER_PASSWORD!r})",
+                    f"  Rater link:       {base}/s/demo/",
                     f"  Task worker:      pid {worker.pid} ({settings.CELERY_BROKER_URL.split(':')[0]} broker)",
                     "Press Ctrl-C to stop.",
                     "",

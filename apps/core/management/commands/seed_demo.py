@@ -36,6 +36,12 @@ class Command(BaseCommand):
                     name="Demo: jokes by laughter-7b, quipster-v2 and people",
                     status=Study.Status.OPEN,
                     prolific_completion_code="LAUGHDEMO",
+                    # Above what the imported judgments already reach, so the rater link
+                    # still has scorecards, Turing judgments and (adaptive) pairs to give.
+                    target_scorecards_per_item=30,
+                    turing_judgments_per_item=10,
+                    adaptive_pairing=True,
+                    tasks_per_session=30,
                 )
             items = study_items_import(
                 study=study, data=(DEMO_DIR / "items.jsonl").read_bytes(), filename="items.jsonl"

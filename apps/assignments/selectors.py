@@ -1,0 +1,113 @@
+"""Reads for assignments: a rater's own tasks, and how far each item is from its targets."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from django.db.models import Q
+from django.utils import timezone
+
+from apps.assignments.models import Assignment
+from apps.core.errors import NotFound
+from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
+from apps.raters.models import Rater, RaterSession
+from apps.studies.models import Study
+
+
+def assignment_get_for_rater(*, rater: Rater, assignment_id: int) -> Assignment:
+    """The rater's own assignment; someone else's looks exactly like a missing one (404)."""
+    assignment = (
+        Assignment.objects.select_related("item", "right_item", "session")
+        .filter(pk=assignment_id, rater=rater)
+        .first()
+    )
+    if assignment is None:
+        raise NotFound("no such task for you", field="assignment")
+    return assignment
+
+
+def assignment_pending_for_rater(*, rater: Rater) -> Assignment | None:
+    return (
+        Assignment.objects.select_related("item", "right_item", "session")
+        .filter(rater=rater, status=Assignment.Status.PENDING)
+        .first()
+    )
+
+
+def _live(study: Study) -> Q:
+    """Assignments that count toward targets: answered, or still open in a live session."""
+    return Q(status=Assignment.Status.DONE) | Q(
+        status=Assignment.Status.PENDING,
+        session__ended_at__isnull=True,
+        session__deadline__gt=timezone.now(),
+    )
+
+
+def scorecard_counts(*, study: Study) -> tuple[Counter[int], dict[int, Counter[int]]]:
+    """Scorecards per item, in total and per background group of the rater."""
+    total: Counter[int] = Counter()
+    by_group: dict[int, Counter[int]] = defaultdict(Counter)
+    rows = (
+        Assignment.objects.filter(study=study, kind=Assignment.Kind.SCORECARD)
+        .filter(_live(study))
+        .values_list("item_id", "rater__background_id")
+    )
+    # Judgments imported from elsewhere have no assignment but count toward the targets too.
+    imported = ScoreResponse.objects.filter(study=study, assignment__isnull=True).values_list(
+        "item_id", "rater__background_id"
+    )
+    for item_id, group_id in [*rows, *imported]:
+        total[item_id] += 1
+        by_group[group_id][item_id] += 1
+    return total, by_group
+
+
+def turing_counts(*, study: Study) -> Counter[int]:
+    counts = Counter(
+        Assignment.objects.filter(study=study, kind=Assignment.Kind.TURING)
+        .filter(_live(study))
+        .values_list("item_id", flat=True)
+    )
+    counts.update(
+        TuringJudgment.objects.filter(study=study, assignment__isnull=True).values_list(
+            "item_id", flat=True
+        )
+    )
+    return counts
+
+
+def pair_counts(*, study: Study) -> tuple[Counter[int], dict[int, set[int]]]:
+    """Pairings per item and each item's distinct opponents."""
+    appearances: Counter[int] = Counter()
+    opponents: dict[int, set[int]] = defaultdict(set)
+    rows = (
+        Assignment.objects.filter(study=study, kind=Assignment.Kind.PAIR)
+        .filter(_live(study))
+        .values_list("item_id", "right_item_id")
+    )
+    imported = PairJudgment.objects.filter(study=study, assignment__isnull=True).values_list(
+        "left_id", "right_id"
+    )
+    for left, right in [*rows, *imported]:
+        appearances[left] += 1
+        appearances[right] += 1
+        opponents[left].add(right)
+        opponents[right].add(left)
+    return appearances, opponents
+
+
+def items_seen_by_rater(*, rater: Rater) -> set[int]:
+    seen: set[int] = set()
+    for item_id, right_id in Assignment.objects.filter(rater=rater).values_list(
+        "item_id", "right_item_id"
+    ):
+        seen.add(item_id)
+        if right_id is not None:
+            seen.add(right_id)
+    return seen
+
+
+def session_progress(*, session: RaterSession, planned: int) -> tuple[int, int]:
+    """(done, planned) tasks for the progress bar."""
+    done = Assignment.objects.filter(session=session, status=Assignment.Status.DONE).count()
+    return done, max(planned, done)

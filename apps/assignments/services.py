@@ -1,0 +1,322 @@
+"""Choosing a rater's next task. The server decides; the page shows what it is given.
+
+Rules, in order:
+- one open task per rater: asking again returns the same task;
+- the kind is drawn from the study's task mix with a generator seeded by (study seed, rater,
+  position), so a session's sequence is reproducible; attention checks at the study's rate;
+- scorecards go to the items furthest below their target, counting first the rater's own
+  background group (balanced coverage), then the total;
+- Turing judgments only on items this rater has never been shown;
+- pairs are two items of the same topic (and level when possible) that this rater has not
+  compared, preferring items below their minimum pairings or opponents; with adaptive pairing,
+  after a warm-up the most informative pair under the current Bradley-Terry estimates;
+- candidate items are locked with SELECT ... FOR UPDATE SKIP LOCKED and their counts re-read
+  under the lock, so concurrent raters never push an item past its target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from apps.assignments import selectors
+from apps.assignments.models import Assignment
+from apps.raters.models import BackgroundGroup, Rater, RaterSession
+from apps.studies.models import Item, Study
+
+CANDIDATES_PER_LOCK = 12
+ADAPTIVE_WARMUP_PAIRS = 20
+
+
+def _rng(study: Study, rater: Rater, position: int) -> np.random.Generator:
+    return np.random.default_rng([study.random_seed, rater.pk, position])
+
+
+def _tiebreak(study: Study, rater: Rater, item_id: int) -> str:
+    """A fixed pseudo-random order per rater, so raters do not all queue on the same item."""
+    return hashlib.blake2b(
+        f"{study.random_seed}:{rater.pk}:{item_id}".encode(), digest_size=8
+    ).hexdigest()
+
+
+def _lock_first(ids: Sequence[int]) -> list[int]:
+    """The subset of `ids` this transaction could lock now, in the given order."""
+    locked = set(
+        Item.objects.select_for_update(skip_locked=True)
+        .filter(pk__in=list(ids))
+        .values_list("pk", flat=True)
+    )
+    return [pk for pk in ids if pk in locked]
+
+
+def _study_items(study: Study) -> list[Item]:
+    return list(
+        Item.objects.filter(study=study, is_attention_check=False).only("pk", "topic", "level")
+    )
+
+
+def _choose_scorecard_item(study: Study, rater: Rater, items: list[Item]) -> int | None:
+    done = set(
+        Assignment.objects.filter(rater=rater, kind=Assignment.Kind.SCORECARD).values_list(
+            "item_id", flat=True
+        )
+    )
+    target = study.target_scorecards_per_item
+    n_groups = max(1, BackgroundGroup.objects.filter(study=study).count())
+    per_group_target = -(-target // n_groups)
+    for _ in range(2):  # a second pass if every candidate was locked by others
+        total, by_group = selectors.scorecard_counts(study=study)
+        mine = by_group.get(rater.background_id, {})
+        ranked = sorted(
+
+                (
+                    min(mine.get(item.pk, 0), per_group_target),
+                    total[item.pk],
+                    _tiebreak(study, rater, item.pk),
+                    item.pk,
+                )
+                for item in items
+                if item.pk not in done and total[item.pk] < target
+
+        )
+        if not ranked:
+            return None
+        locked = _lock_first([row[3] for row in ranked[:CANDIDATES_PER_LOCK]])
+        if locked:
+            # Counts re-read under the lock: another rater may have taken the last place.
+            fresh_total, _ = selectors.scorecard_counts(study=study)
+            for pk in locked:
+                if fresh_total[pk] < target:
+                    return pk
+    return None
+
+
+def _choose_turing_item(study: Study, rater: Rater, items: list[Item]) -> int | None:
+    seen = selectors.items_seen_by_rater(rater=rater)
+    target = study.turing_judgments_per_item
+    counts = selectors.turing_counts(study=study)
+    ranked = sorted(
+        (counts[item.pk], _tiebreak(study, rater, item.pk), item.pk)
+        for item in items
+        if item.pk not in seen and counts[item.pk] < target
+    )
+    if not ranked:
+        return None
+    locked = _lock_first([row[2] for row in ranked[:CANDIDATES_PER_LOCK]])
+    fresh = selectors.turing_counts(study=study)
+    return next((pk for pk in locked if fresh[pk] < target), None)
+
+
+def _pairs_compared_by(rater: Rater) -> set[tuple[int, int]]:
+    pairs = Assignment.objects.filter(rater=rater, kind=Assignment.Kind.PAIR).values_list(
+        "item_id", "right_item_id"
+    )
+    return {(min(a, b), max(a, b)) for a, b in pairs if b is not None}
+
+
+def _pair_need(
+    study: Study, pk: int, appearances: dict[int, int], opponents: dict[int, set[int]]
+) -> int:
+    short_appearances = max(0, study.pair_appearances_per_item - appearances.get(pk, 0))
+    short_opponents = max(0, study.pair_min_opponents - len(opponents.get(pk, set())))
+    return max(short_appearances, short_opponents)
+
+
+def _candidate_pairs(study: Study, rater: Rater, items: list[Item]) -> list[tuple[int, int]]:
+    compared = _pairs_compared_by(rater)
+    by_topic: dict[tuple[str, str], list[int]] = {}
+    for item in items:
+        by_topic.setdefault((item.topic, item.level), []).append(item.pk)
+    pairs = [
+        (a, b)
+        for members in by_topic.values()
+        for i, a in enumerate(members)
+        for b in members[i + 1 :]
+        if (min(a, b), max(a, b)) not in compared
+    ]
+    if not pairs:
+        # Same topic across levels when a topic has one item per level.
+        by_topic_only: dict[str, list[int]] = {}
+        for item in items:
+            by_topic_only.setdefault(item.topic, []).append(item.pk)
+        pairs = [
+            (a, b)
+            for members in by_topic_only.values()
+            for i, a in enumerate(members)
+            for b in members[i + 1 :]
+            if (min(a, b), max(a, b)) not in compared
+        ]
+    return pairs
+
+
+def _adaptive_order(
+    study: Study, pairs: list[tuple[int, int]], position: int
+) -> list[tuple[int, int]]:
+    """Pairs ordered by expected information under the current Bradley-Terry estimates."""
+    from apps.analysis.stats.bradley_terry import bt_fit
+    from apps.judgments.models import PairJudgment
+
+    rows = list(
+        PairJudgment.objects.filter(study=study).values_list("winner_id", "left_id", "right_id")
+    )
+    if len(rows) < ADAPTIVE_WARMUP_PAIRS:
+        return pairs
+    ids = sorted({pk for pair in pairs for pk in pair} | {pk for row in rows for pk in row})
+    index = {pk: i for i, pk in enumerate(ids)}
+    winners = np.array([index[w] for w, _, _ in rows], dtype=np.int64)
+    losers = np.array([index[r if w == left else left] for w, left, r in rows], dtype=np.int64)
+    scores = bt_fit(winners, losers, len(ids)).scores
+
+    def information(pair: tuple[int, int]) -> float:
+        p = 1.0 / (1.0 + np.exp(scores[index[pair[1]]] - scores[index[pair[0]]]))
+        return float(p * (1 - p))
+
+    return sorted(pairs, key=lambda pair: -information(pair))
+
+
+def _choose_pair(
+    study: Study, rater: Rater, items: list[Item], position: int, rng: np.random.Generator
+) -> tuple[int, int, str] | None:
+    pairs = _candidate_pairs(study, rater, items)
+    if not pairs:
+        return None
+    appearances, opponents = selectors.pair_counts(study=study)
+    needy = [
+        pair
+        for pair in pairs
+        if _pair_need(study, pair[0], appearances, opponents)
+        or _pair_need(study, pair[1], appearances, opponents)
+    ]
+    reason = "coverage"
+    if needy:
+        ranked = sorted(
+            needy,
+            key=lambda pair: (
+                -(
+                    _pair_need(study, pair[0], appearances, opponents)
+                    + _pair_need(study, pair[1], appearances, opponents)
+                ),
+                _tiebreak(study, rater, pair[0] * 1_000_003 + pair[1]),
+            ),
+        )
+    elif study.adaptive_pairing:
+        ranked = _adaptive_order(study, pairs, position)
+        reason = "adaptive"
+    else:
+        return None
+    for a, b in ranked[:CANDIDATES_PER_LOCK]:
+        if len(_lock_first([a, b])) == 2:
+            left, right = (a, b) if rng.random() < 0.5 else (b, a)
+            return left, right, reason
+    return None
+
+
+def _choose_attention_item(study: Study, rater: Rater) -> int | None:
+    done = set(Assignment.objects.filter(rater=rater).values_list("item_id", flat=True))
+    gold = [
+        pk
+        for pk in Item.objects.filter(study=study, is_attention_check=True).values_list(
+            "pk", flat=True
+        )
+        if pk not in done
+    ]
+    return min(gold, key=lambda pk: _tiebreak(study, rater, pk)) if gold else None
+
+
+def _kind_order(study: Study, rng: np.random.Generator) -> list[str]:
+    """Kinds in the order to try: one drawn by the task mix first, the rest by weight."""
+    mix = {kind: float(study.task_mix.get(kind, 0.0)) for kind in Assignment.Kind.values}
+    kinds = [kind for kind, weight in mix.items() if weight > 0]
+    if not kinds:
+        return []
+    weights = np.array([mix[kind] for kind in kinds])
+    first = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
+    return [first, *sorted((k for k in kinds if k != first), key=lambda k: -mix[k])]
+
+
+@transaction.atomic
+def assignment_next(
+    *, rater: Rater, session: RaterSession, now: datetime | None = None
+) -> Assignment | None:
+    """The rater's open task, or a new one; None when the session has nothing left to give.
+
+    The caller checks the session is open first (raters.services.rater_session_check_open).
+    """
+    pending = selectors.assignment_pending_for_rater(rater=rater)
+    if pending is not None:
+        return pending
+    study = rater.study
+    position = (
+        Assignment.objects.filter(session=session).aggregate(m=Max("position"))["m"] or 0
+    ) + 1
+    if position > study.tasks_per_session:
+        return None
+    rng = _rng(study, rater, position)
+    fields: dict[str, object] | None = None
+    if study.attention_check_rate > 0 and rng.random() < study.attention_check_rate:
+        gold = _choose_attention_item(study, rater)
+        if gold is not None:
+            fields = {
+                "kind": Assignment.Kind.SCORECARD,
+                "item_id": gold,
+                "is_attention_check": True,
+                "reason": "attention",
+            }
+    if fields is None:
+        items = _study_items(study)
+        for kind in _kind_order(study, rng):
+            if kind == Assignment.Kind.SCORECARD:
+                pk = _choose_scorecard_item(study, rater, items)
+                if pk is not None:
+                    fields = {"kind": kind, "item_id": pk, "reason": "coverage"}
+            elif kind == Assignment.Kind.TURING:
+                pk = _choose_turing_item(study, rater, items)
+                if pk is not None:
+                    fields = {"kind": kind, "item_id": pk, "reason": "first_exposure"}
+            else:
+                chosen = _choose_pair(study, rater, items, position, rng)
+                if chosen is not None:
+                    fields = {
+                        "kind": kind,
+                        "item_id": chosen[0],
+                        "right_item_id": chosen[1],
+                        "reason": chosen[2],
+                    }
+            if fields is not None:
+                break
+    if fields is None:
+        return None
+    try:
+        with transaction.atomic():
+            return Assignment.objects.create(
+                study=study, rater=rater, session=session, position=position, **fields
+            )
+    except IntegrityError:
+        # The same rater asked twice at once (two tabs): the other request's task stands.
+        pending = selectors.assignment_pending_for_rater(rater=rater)
+        if pending is None:
+            raise
+        return pending
+
+
+def assignments_expire_for_session(*, session: RaterSession) -> int:
+    return Assignment.objects.filter(session=session, status=Assignment.Status.PENDING).update(
+        status=Assignment.Status.EXPIRED, completed_at=timezone.now()
+    )
+
+
+def assignment_complete(*, assignment: Assignment, attention_passed: bool | None = None) -> bool:
+    """Mark an open task answered; False when it was not open any more (a concurrent answer)."""
+    return bool(
+        Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.PENDING).update(
+            status=Assignment.Status.DONE,
+            completed_at=timezone.now(),
+            attention_passed=attention_passed,
+        )
+    )

@@ -1,0 +1,138 @@
+"""The task page: shows the rater's current task, exactly as the server chose it.
+
+Nothing here reveals an item's source, model, generation settings or anyone else's answers:
+the templates receive only what a rater may see (see `task_view_model`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.translation import get_language
+
+from apps.assignments.models import Assignment
+from apps.assignments.selectors import session_progress
+from apps.assignments.services import assignment_next
+from apps.core.errors import NotFound, SessionExpired
+from apps.judgments.models import ScoreResponse
+from apps.raters.models import RaterSession
+from apps.raters.selectors import rater_get_for_request, rater_session_get
+from apps.raters.services import rater_session_check_open, rater_session_end
+from apps.studies.models import Item, Question, Study
+from apps.studies.selectors import study_for_raters, study_questions
+
+
+def _lang_key() -> str:
+    return "zh" if (get_language() or "en").lower().startswith("zh") else "en"
+
+
+def _text(labels: dict[str, str]) -> str:
+    key = _lang_key()
+    return labels.get(key) or labels.get("en") or next(iter(labels.values()), "")
+
+
+def _item_view(item: Item) -> dict[str, Any]:
+    """The only fields of an item a rater ever sees."""
+    return {
+        "text": item.text,
+        "lang": item.language,
+        "level": item.level,
+        "context": item.context,
+        "scenario": item.scenario,
+    }
+
+
+def _question_view(question: Question) -> dict[str, Any]:
+    anchors = question.anchors.get(_lang_key()) or question.anchors.get("en") or {}
+    points = [
+        {"value": value, "label": anchors.get(str(value), "")}
+        for value in range(question.min_value, question.max_value + 1)
+    ]
+    return {
+        "name": question.name,
+        "kind": question.kind,
+        "prompt": _text(question.prompt),
+        "points": points,
+        "required": question.required,
+        "after": ",".join(q.name for q in question.answered_after.all()),
+    }
+
+
+def task_view_model(study: Study, assignment: Assignment) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "id": assignment.pk,
+        "kind": assignment.kind,
+        "position": assignment.position,
+    }
+    if assignment.kind == Assignment.Kind.PAIR:
+        assert assignment.right_item is not None
+        view["left"] = _item_view(assignment.item)
+        view["right"] = _item_view(assignment.right_item)
+    else:
+        view["item"] = _item_view(assignment.item)
+    if assignment.kind == Assignment.Kind.SCORECARD:
+        view["questions"] = [_question_view(q) for q in study_questions(study=study)]
+    return view
+
+
+def _session_context(study: Study, session: RaterSession) -> dict[str, Any]:
+    done, planned = session_progress(session=session, planned=study.tasks_per_session)
+    return {
+        "deadline": session.deadline.isoformat(),
+        "server_now": timezone.now().isoformat(),
+        "done": done,
+        "planned": planned,
+        "percent": round(100 * done / planned) if planned else 100,
+    }
+
+
+def task_page(request: HttpRequest, slug: str) -> HttpResponse:
+    study = study_for_raters(slug=slug)
+    rater = rater_get_for_request(request=request, study=study)
+    session = rater_session_get(rater=rater)
+    end_url = reverse("raters:end", args=[study.slug])
+    try:
+        rater_session_check_open(session=session)
+    except SessionExpired:
+        return HttpResponseRedirect(end_url)
+    assignment = assignment_next(rater=rater, session=session)
+    if assignment is None:
+        rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)
+        return HttpResponseRedirect(end_url)
+    context = {
+        "study": study,
+        "task": task_view_model(study, assignment),
+        "session": _session_context(study, session),
+        "end_url": end_url,
+    }
+    return render(request, f"assignments/task_{assignment.kind}.html", context)
+
+
+def explanation_page(request: HttpRequest, slug: str, response_id: int) -> HttpResponse:
+    study = study_for_raters(slug=slug)
+    rater = rater_get_for_request(request=request, study=study)
+    response = (
+        ScoreResponse.objects.select_related("item").filter(pk=response_id, rater=rater).first()
+    )
+    if response is None or not response.item.explanation:
+        raise NotFound("no such explanation for you", field="response")
+    if response.explanation_match:
+        return HttpResponseRedirect(reverse("raters:task", args=[study.slug]))
+    session = rater_session_get(rater=rater)
+    try:
+        rater_session_check_open(session=session)
+    except SessionExpired:
+        return HttpResponseRedirect(reverse("raters:end", args=[study.slug]))
+    context = {
+        "study": study,
+        "response_id": response.pk,
+        "item": _item_view(response.item),
+        "explanation": response.item.explanation,
+        "session": _session_context(study, session),
+        "end_url": reverse("raters:end", args=[study.slug]),
+    }
+    return render(request, "assignments/explanation.html", context)

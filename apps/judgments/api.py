@@ -1,0 +1,106 @@
+"""The rater pages' answer endpoints (JSON, browser session + CSRF). Thin: one service call each."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.core.rater_api import RaterAPIView
+from apps.judgments import serializers
+from apps.judgments.submission import (
+    AnswerIn,
+    SubmitResult,
+    explanation_match_submit,
+    pair_judgment_submit,
+    score_response_submit,
+    turing_judgment_submit,
+)
+from apps.raters.selectors import rater_get_for_request
+from apps.studies.selectors import study_for_raters
+
+
+def _next_url(slug: str, result: SubmitResult) -> str:
+    if result.reveal_explanation:
+        return reverse("raters:explanation", args=[slug, result.judgment_id])
+    return reverse("raters:task", args=[slug])
+
+
+def _out(slug: str, result: SubmitResult) -> Response:
+    body = {"kind": result.kind, "replayed": result.replayed, "next": _next_url(slug, result)}
+    return Response(body, status=status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED)
+
+
+class ScorecardSubmitApi(RaterAPIView):
+    @extend_schema(request=serializers.ScorecardIn, responses={201: serializers.SubmitOut})
+    def post(self, request: Request, slug: str) -> Response:
+        data = serializers.ScorecardIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        study = study_for_raters(slug=slug)
+        rater = rater_get_for_request(request=request._request, study=study)
+        values = data.validated_data
+        result = score_response_submit(
+            rater=rater,
+            assignment_id=values["assignment"],
+            idempotency_key=values["idempotency_key"],
+            answers={
+                name: AnswerIn(a["value"], a["at_ms"]) for name, a in values["answers"].items()
+            },
+            active_ms=values["active_ms"],
+        )
+        return _out(slug, result)
+
+
+class PairSubmitApi(RaterAPIView):
+    @extend_schema(request=serializers.PairIn, responses={201: serializers.SubmitOut})
+    def post(self, request: Request, slug: str) -> Response:
+        data = serializers.PairIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        study = study_for_raters(slug=slug)
+        rater = rater_get_for_request(request=request._request, study=study)
+        values = data.validated_data
+        result = pair_judgment_submit(
+            rater=rater,
+            assignment_id=values["assignment"],
+            idempotency_key=values["idempotency_key"],
+            winner=values["winner"],
+            active_ms=values["active_ms"],
+        )
+        return _out(slug, result)
+
+
+class TuringSubmitApi(RaterAPIView):
+    @extend_schema(request=serializers.TuringIn, responses={201: serializers.SubmitOut})
+    def post(self, request: Request, slug: str) -> Response:
+        data = serializers.TuringIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        study = study_for_raters(slug=slug)
+        rater = rater_get_for_request(request=request._request, study=study)
+        values = data.validated_data
+        result = turing_judgment_submit(
+            rater=rater,
+            assignment_id=values["assignment"],
+            idempotency_key=values["idempotency_key"],
+            guess=values["guess"],
+            active_ms=values["active_ms"],
+        )
+        return _out(slug, result)
+
+
+class ExplanationSubmitApi(RaterAPIView):
+    @extend_schema(request=serializers.ExplanationIn, responses={200: serializers.SubmitOut})
+    def post(self, request: Request, slug: str) -> Response:
+        data = serializers.ExplanationIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        study = study_for_raters(slug=slug)
+        rater = rater_get_for_request(request=request._request, study=study)
+        explanation_match_submit(
+            rater=rater,
+            response_id=data.validated_data["response"],
+            verdict=data.validated_data["verdict"],
+        )
+        return Response(
+            {"kind": "explanation", "replayed": False, "next": reverse("raters:task", args=[slug])}
+        )

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+
+class _Common(serializers.Serializer):
+    assignment = serializers.IntegerField(min_value=1)
+    idempotency_key = serializers.CharField(min_length=8, max_length=64)
+    active_ms = serializers.IntegerField(min_value=0, max_value=21_600_000)
+
+
+class AnswerSerializer(serializers.Serializer):
+    value = serializers.IntegerField(min_value=0, max_value=10)
+    at_ms = serializers.IntegerField(min_value=0, max_value=21_600_000)
+
+
+class ScorecardIn(_Common):
+    answers = serializers.DictField(child=AnswerSerializer(), allow_empty=False)
+
+    def validate_answers(self, value: dict[str, Any]) -> dict[str, Any]:
+        if len(value) > 20:
+            raise serializers.ValidationError("too many answers")
+        return value
+
+
+class PairIn(_Common):
+    winner = serializers.ChoiceField(choices=["left", "right"])
+
+
+class TuringIn(_Common):
+    guess = serializers.ChoiceField(choices=["ai", "human"])
+
+
+class ExplanationIn(serializers.Serializer):
+    response = serializers.IntegerField(min_value=1)
+    verdict = serializers.ChoiceField(choices=["yes", "no", "unsure"])
+
+
+class SubmitOut(serializers.Serializer):
+    kind = serializers.CharField()
+    replayed = serializers.BooleanField()
+    next = serializers.CharField(help_text="Page to show next")

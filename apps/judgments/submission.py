@@ -1,0 +1,304 @@
+"""Submitting answers from the rater pages: the rules the server enforces whatever the page did.
+
+- the task must be the rater's own open task (someone else's is 404), in a live session
+  (after the deadline: 410, and the session ends);
+- a scorecard answers every required question, within its scale, and each question only after
+  the questions it depends on (funniness after surprise and coherence), judged by the answer
+  times the page reports and checked for consistency;
+- a retry with the same idempotency key returns the first result and stores nothing new;
+- everything is one transaction: a refused answer stores nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.analysis.services import study_results_request
+from apps.assignments.models import Assignment
+from apps.assignments.selectors import assignment_get_for_rater
+from apps.assignments.services import assignment_complete
+from apps.core.errors import Conflict, DomainError, NotFound
+from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
+from apps.raters.models import Rater
+from apps.raters.services import rater_session_check_open
+from apps.studies.models import Question
+from apps.studies.selectors import study_questions
+
+MAX_ACTIVE_MS = 6 * 60 * 60 * 1000
+
+
+@dataclass(frozen=True)
+class AnswerIn:
+    value: int
+    # Milliseconds from when the task was shown to when this answer was last set.
+    at_ms: int
+
+
+@dataclass(frozen=True)
+class SubmitResult:
+    judgment_id: int
+    kind: str
+    replayed: bool
+    # After a scorecard: the item's self-explanation to reveal, if it has one.
+    reveal_explanation: bool = False
+
+
+def _replay(
+    model: type[ScoreResponse | PairJudgment | TuringJudgment], rater: Rater, key: str
+) -> Any:
+    existing = model.objects.filter(idempotency_key=key).first()
+    if existing is None:
+        return None
+    if existing.rater_id != rater.pk:
+        raise Conflict("this idempotency key was already used", field="idempotency_key")
+    return existing
+
+
+def _open_assignment(rater: Rater, assignment_id: int, kind: str, now: datetime) -> Assignment:
+    assignment = assignment_get_for_rater(rater=rater, assignment_id=assignment_id)
+    rater_session_check_open(session=assignment.session, now=now)
+    if assignment.kind != kind:
+        raise DomainError(f"this task is a {assignment.kind}, not a {kind}", field="kind")
+    if assignment.status == Assignment.Status.DONE:
+        raise Conflict("this task has already been answered", field="assignment")
+    if assignment.status != Assignment.Status.PENDING:
+        raise Conflict("this task is no longer open", field="assignment")
+    return assignment
+
+
+def _check_key(key: str) -> None:
+    if not (8 <= len(key) <= 64) or not key.replace("-", "").isalnum():
+        raise DomainError(
+            "idempotency_key must be 8 to 64 letters, digits or hyphens", field="idempotency_key"
+        )
+
+
+def _check_active(active_ms: int) -> None:
+    if not 0 <= active_ms <= MAX_ACTIVE_MS:
+        raise DomainError("active_ms must be from 0 to 21600000", field="active_ms")
+
+
+def _validate_scorecard(
+    questions: list[Question], answers: dict[str, AnswerIn], active_ms: int
+) -> dict[str, AnswerIn]:
+    known = {q.name: q for q in questions}
+    for name in answers:
+        if name not in known:
+            raise DomainError(
+                f"{name!r} is not a question of this scorecard", field=f"answers.{name}"
+            )
+    for question in questions:
+        answer = answers.get(question.name)
+        if answer is None:
+            if question.required:
+                raise DomainError(
+                    f"{question.name} must be answered", field=f"answers.{question.name}"
+                )
+            continue
+        if not question.min_value <= answer.value <= question.max_value:
+            raise DomainError(
+                f"{question.name} must be from {question.min_value} to {question.max_value}, got {answer.value}",
+                field=f"answers.{question.name}",
+            )
+        if not 0 <= answer.at_ms <= active_ms:
+            raise DomainError(
+                f"{question.name}: answer time must lie between 0 and active_ms",
+                field=f"answers.{question.name}",
+            )
+        for before in question.answered_after.all():
+            earlier = answers.get(before.name)
+            if earlier is None:
+                raise DomainError(
+                    f"{question.name} may only be answered after {before.name}",
+                    field=f"answers.{question.name}",
+                )
+            if earlier.at_ms > answer.at_ms:
+                raise DomainError(
+                    f"{question.name} was answered before {before.name}; answer {before.name} first",
+                    field=f"answers.{question.name}",
+                )
+    return answers
+
+
+def _attention_passed(assignment: Assignment, answers: dict[str, AnswerIn]) -> bool | None:
+    if not assignment.is_attention_check:
+        return None
+    expected: dict[str, list[int]] = assignment.item.attention_expected or {}
+    return all(
+        name in answers and answers[name].value in allowed for name, allowed in expected.items()
+    )
+
+
+def _common(assignment: Assignment, key: str, active_ms: int, now: datetime) -> dict[str, Any]:
+    return {
+        "study_id": assignment.study_id,
+        "rater_id": assignment.rater_id,
+        "session_id": assignment.session_id,
+        "assignment": assignment,
+        "idempotency_key": key,
+        "seconds_into_session": max(0.0, (now - assignment.session.started_at).total_seconds()),
+        "active_seconds": active_ms / 1000,
+        "submitted_at": now,
+    }
+
+
+def _finish(assignment: Assignment, attention_passed: bool | None = None) -> None:
+    if not assignment_complete(assignment=assignment, attention_passed=attention_passed):
+        raise Conflict("this task has already been answered", field="assignment")
+    if not assignment.is_attention_check:
+        study_results_request(study_id=assignment.study_id)
+
+
+@transaction.atomic
+def score_response_submit(
+    *,
+    rater: Rater,
+    assignment_id: int,
+    idempotency_key: str,
+    answers: dict[str, AnswerIn],
+    active_ms: int,
+    now: datetime | None = None,
+) -> SubmitResult:
+    _check_key(idempotency_key)
+    existing = _replay(ScoreResponse, rater, idempotency_key)
+    if existing is not None:
+        return SubmitResult(existing.pk, "scorecard", True, bool(existing.item.explanation))
+    now = now or timezone.now()
+    _check_active(active_ms)
+    assignment = _open_assignment(rater, assignment_id, Assignment.Kind.SCORECARD, now)
+    questions = study_questions(study=assignment.study)
+    _validate_scorecard(questions, answers, active_ms)
+    by_name = {q.name: q for q in questions}
+    try:
+        with transaction.atomic():
+            response = ScoreResponse.objects.create(
+                item=assignment.item, **_common(assignment, idempotency_key, active_ms, now)
+            )
+            ScoreAnswer.objects.bulk_create(
+                ScoreAnswer(
+                    response=response,
+                    question=by_name[name],
+                    value=answer.value,
+                    answered_at=now - timedelta(milliseconds=active_ms - answer.at_ms),
+                )
+                for name, answer in answers.items()
+            )
+            _finish(assignment, _attention_passed(assignment, answers))
+    except IntegrityError:
+        return _after_race(ScoreResponse, rater, idempotency_key)
+    return SubmitResult(
+        response.pk,
+        "scorecard",
+        False,
+        bool(assignment.item.explanation) and not assignment.is_attention_check,
+    )
+
+
+def _after_race(
+    model: type[ScoreResponse | PairJudgment | TuringJudgment], rater: Rater, key: str
+) -> SubmitResult:
+    """A concurrent retry stored the same answer first: return it, as a replay."""
+    existing = _replay(model, rater, key)
+    if existing is None:
+        raise Conflict("this task has already been answered", field="assignment")
+    kind = {ScoreResponse: "scorecard", PairJudgment: "pair", TuringJudgment: "turing"}[model]
+    return SubmitResult(existing.pk, kind, True)
+
+
+@transaction.atomic
+def pair_judgment_submit(
+    *,
+    rater: Rater,
+    assignment_id: int,
+    idempotency_key: str,
+    winner: str,
+    active_ms: int,
+    now: datetime | None = None,
+) -> SubmitResult:
+    _check_key(idempotency_key)
+    existing = _replay(PairJudgment, rater, idempotency_key)
+    if existing is not None:
+        return SubmitResult(existing.pk, "pair", True)
+    if winner not in ("left", "right"):
+        raise DomainError("winner must be 'left' or 'right'", field="winner")
+    now = now or timezone.now()
+    _check_active(active_ms)
+    assignment = _open_assignment(rater, assignment_id, Assignment.Kind.PAIR, now)
+    assert assignment.right_item is not None  # a pair assignment always has both (database check)
+    try:
+        with transaction.atomic():
+            judgment = PairJudgment.objects.create(
+                left=assignment.item,
+                right=assignment.right_item,
+                winner=assignment.item if winner == "left" else assignment.right_item,
+                **_common(assignment, idempotency_key, active_ms, now),
+            )
+            _finish(assignment)
+    except IntegrityError:
+        return _after_race(PairJudgment, rater, idempotency_key)
+    return SubmitResult(judgment.pk, "pair", False)
+
+
+@transaction.atomic
+def turing_judgment_submit(
+    *,
+    rater: Rater,
+    assignment_id: int,
+    idempotency_key: str,
+    guess: str,
+    active_ms: int,
+    now: datetime | None = None,
+) -> SubmitResult:
+    _check_key(idempotency_key)
+    existing = _replay(TuringJudgment, rater, idempotency_key)
+    if existing is not None:
+        return SubmitResult(existing.pk, "turing", True)
+    if guess not in TuringJudgment.Guess.values:
+        raise DomainError("guess must be 'ai' or 'human'", field="guess")
+    now = now or timezone.now()
+    _check_active(active_ms)
+    assignment = _open_assignment(rater, assignment_id, Assignment.Kind.TURING, now)
+    try:
+        with transaction.atomic():
+            judgment = TuringJudgment.objects.create(
+                item=assignment.item,
+                guess=guess,
+                **_common(assignment, idempotency_key, active_ms, now),
+            )
+            _finish(assignment)
+    except IntegrityError:
+        return _after_race(TuringJudgment, rater, idempotency_key)
+    return SubmitResult(judgment.pk, "turing", False)
+
+
+@transaction.atomic
+def explanation_match_submit(
+    *, rater: Rater, response_id: int, verdict: str, now: datetime | None = None
+) -> ScoreResponse:
+    """The rater's verdict on the model's self-explanation, asked only after the item was scored."""
+    if verdict not in ("yes", "no", "unsure"):
+        raise DomainError("verdict must be 'yes', 'no' or 'unsure'", field="verdict")
+    response = (
+        ScoreResponse.objects.select_related("item", "session")
+        .filter(pk=response_id, rater=rater)
+        .first()
+    )
+    if response is None or not response.item.explanation:
+        raise NotFound("no such scorecard with an explanation for you", field="response")
+    if response.explanation_match:
+        if response.explanation_match == verdict:
+            return response
+        raise Conflict("the explanation has already been judged", field="verdict")
+    now = now or timezone.now()
+    rater_session_check_open(session=response.session, now=now)
+    ScoreResponse.objects.filter(pk=response.pk, explanation_match="").update(
+        explanation_match=verdict, explanation_answered_at=now
+    )
+    study_results_request(study_id=response.study_id)
+    response.refresh_from_db()
+    return response

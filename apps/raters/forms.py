@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.utils.translation import get_language
+from django.utils.translation import gettext_lazy as _
+
+from apps.raters.models import AgeBand, BackgroundGroup
+from apps.studies.models import Study
+
+AGE_LABELS = {
+    AgeBand.UNDISCLOSED: _("Prefer not to say"),
+}
+
+
+def label_for_language(labels: dict[str, str], fallback: str) -> str:
+    language = (get_language() or "en").lower()
+    key = "zh" if language.startswith("zh") else "en"
+    return labels.get(key) or labels.get("en") or fallback
+
+
+class EnrollForm(forms.Form):
+    background = forms.ChoiceField(
+        label=_("Which best describes your work?"), widget=forms.RadioSelect
+    )
+    age_band = forms.ChoiceField(label=_("Your age"), choices=())
+    consent = forms.BooleanField(
+        label=_("I have read the information above and agree to take part."),
+        error_messages={"required": _("You need to agree before taking part.")},
+    )
+
+    def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        groups = BackgroundGroup.objects.filter(study=study).order_by("position", "code")
+        self.fields["background"].choices = [
+            (g.code, label_for_language(g.label, g.code)) for g in groups
+        ]
+        self.fields["age_band"].choices = [
+            (value, AGE_LABELS.get(AgeBand(value), label)) for value, label in AgeBand.choices
+        ]

@@ -1,0 +1,40 @@
+"""Reads for raters: who the browser is, for one study."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+
+from apps.core.errors import NotFound
+from apps.raters.models import Rater, RaterSession
+from apps.studies.models import Study
+
+_SESSION_KEY = "laughlab:rater:{study_id}"
+
+
+def rater_remember(*, request: HttpRequest, study: Study, rater: Rater) -> None:
+    # A new session key on enrolment, so a fixated pre-login key cannot follow the rater in.
+    request.session.cycle_key()
+    request.session[_SESSION_KEY.format(study_id=study.pk)] = rater.pk
+
+
+def rater_for_request(*, request: HttpRequest, study: Study) -> Rater | None:
+    rater_id = request.session.get(_SESSION_KEY.format(study_id=study.pk))
+    if rater_id is None:
+        return None
+    return (
+        Rater.objects.select_related("study", "background").filter(pk=rater_id, study=study).first()
+    )
+
+
+def rater_get_for_request(*, request: HttpRequest, study: Study) -> Rater:
+    rater = rater_for_request(request=request, study=study)
+    if rater is None:
+        raise NotFound("you are not enrolled in this study in this browser", field="rater")
+    return rater
+
+
+def rater_session_get(*, rater: Rater) -> RaterSession:
+    session = RaterSession.objects.filter(rater=rater).first()
+    if session is None:
+        raise NotFound("no session for you", field="session")
+    return session

@@ -1,0 +1,110 @@
+"""Rater pages around the tasks: the study link (consent and enrolment), and the end of a session."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.translation import get_language
+from django.views.decorators.http import require_http_methods
+
+from apps.core.errors import DomainError
+from apps.raters.forms import EnrollForm
+from apps.raters.models import RaterSession
+from apps.raters.selectors import rater_for_request, rater_remember, rater_session_get
+from apps.raters.services import StudyFull, StudyNotOpen, rater_enroll, rater_session_check_open
+from apps.studies.models import Study
+from apps.studies.selectors import study_for_raters
+
+PROLIFIC_KEYS = {"PROLIFIC_PID": "pid", "STUDY_ID": "study_id", "SESSION_ID": "session_id"}
+
+
+def _prolific(request: HttpRequest, study: Study) -> dict[str, str]:
+    """Prolific's URL parameters, kept in the browser session from the first visit on."""
+    key = f"laughlab:prolific:{study.pk}"
+    stored: dict[str, str] = dict(request.session.get(key, {}))
+    for param, name in PROLIFIC_KEYS.items():
+        value = request.GET.get(param, "").strip()
+        if value and len(value) <= 64 and value.replace("-", "").replace("_", "").isalnum():
+            stored[name] = value
+    if stored:
+        request.session[key] = stored
+    return stored
+
+
+def _unavailable(request: HttpRequest, study: Study, status: int) -> HttpResponse:
+    return render(request, "raters/unavailable.html", {"study": study}, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
+    study = study_for_raters(slug=slug)
+    prolific = _prolific(request, study)
+    task_url = reverse("raters:task", args=[study.slug])
+    if rater_for_request(request=request, study=study) is not None:
+        return HttpResponseRedirect(task_url)
+    if request.method == "GET" and prolific.get("pid"):
+        # A returning Prolific participant in a new browser resumes their own session.
+        from apps.raters.models import Rater
+
+        rater = Rater.objects.filter(study=study, external_id=prolific["pid"]).first()
+        if rater is not None:
+            rater_remember(request=request, study=study, rater=rater)
+            return HttpResponseRedirect(task_url)
+    if study.status != Study.Status.OPEN:
+        return _unavailable(request, study, 409)
+    form = EnrollForm(request.POST or None, study=study)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                enrollment = rater_enroll(
+                    study=study,
+                    background=form.cleaned_data["background"],
+                    age_band=form.cleaned_data["age_band"],
+                    consent=form.cleaned_data["consent"],
+                    language=get_language() or "",
+                    external_id=prolific.get("pid"),
+                    prolific_study_id=prolific.get("study_id", ""),
+                    prolific_session_id=prolific.get("session_id", ""),
+                )
+            except StudyFull:
+                return render(request, "raters/full.html", {"study": study}, status=409)
+            except StudyNotOpen:
+                return _unavailable(request, study, 409)
+            except DomainError as exc:
+                form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+                status = 400
+            else:
+                rater_remember(request=request, study=study, rater=enrollment.rater)
+                return HttpResponseRedirect(task_url)
+        else:
+            status = 400
+    return render(request, "raters/enroll.html", {"study": study, "form": form}, status=status)
+
+
+def session_end(request: HttpRequest, slug: str) -> HttpResponse:
+    study = study_for_raters(slug=slug)
+    rater = rater_for_request(request=request, study=study)
+    if rater is None:
+        return HttpResponseRedirect(reverse("raters:entry", args=[study.slug]))
+    session = rater_session_get(rater=rater)
+    try:
+        rater_session_check_open(session=session)
+    except DomainError:
+        pass
+    else:
+        # Reached with time left: the rater chose to stop, or there was nothing more to give.
+        from apps.raters.services import rater_session_end
+
+        session = rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)
+    return render(
+        request,
+        "raters/end.html",
+        {
+            "study": study,
+            "session": session,
+            "timed_out": session.end_reason == RaterSession.EndReason.TIMED_OUT,
+            "completion_code": study.prolific_completion_code,
+        },
+    )
