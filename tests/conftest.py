@@ -1,8 +1,12 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+
+from apps.judgments.services import study_judgments_import
+from apps.studies.services import study_create, study_items_import
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -20,3 +24,29 @@ def skip_or_fail(reason: str) -> None:
 def postgres_only(settings):  # type: ignore[no-untyped-def]
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         skip_or_fail("needs PostgreSQL (set DATABASE_URL=postgres://...)")
+
+
+DEMO = Path(__file__).resolve().parents[1] / "fixtures" / "demo"
+
+
+@pytest.fixture
+def demo_study(db):  # type: ignore[no-untyped-def]
+    """The demo study's real items and judgments (70 items, 24 raters, 1,755 judgments)."""
+    study = study_create(slug="demo-copy", rubric_slug="humor", random_seed=20261129)
+    study_items_import(
+        study=study, data=(DEMO / "items.jsonl").read_bytes(), filename="items.jsonl"
+    )
+    study_judgments_import(
+        study=study, data=(DEMO / "judgments.jsonl").read_bytes(), filename="judgments.jsonl"
+    )
+    return study
+
+
+@pytest.fixture
+def demo_study_committed(transactional_db):  # type: ignore[no-untyped-def]
+    """The demo items in a committed study, and the judgments file still to import."""
+    study = study_create(slug="demo-worker", rubric_slug="humor", random_seed=7)
+    study_items_import(
+        study=study, data=(DEMO / "items.jsonl").read_bytes(), filename="items.jsonl"
+    )
+    return study, (DEMO / "judgments.jsonl").read_bytes()

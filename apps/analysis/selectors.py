@@ -16,7 +16,8 @@ from apps.studies.selectors import study_questions
 def study_inputs_load(*, study: Study) -> StudyInputs:
     """Every judgment of the study as arrays; rows in primary-key order so the digest is stable."""
     item_rows = list(
-        Item.objects.filter(study=study)
+        # Attention checks (gold items) test raters, not models: never part of the analysis.
+        Item.objects.filter(study=study, is_attention_check=False)
         .order_by("pk")
         .values_list(
             "pk",
@@ -39,7 +40,9 @@ def study_inputs_load(*, study: Study) -> StudyInputs:
     # float64 holds primary keys exactly (below 2**53) and turns a missing time (None) into nan.
     answers = np.array(
         list(
-            ScoreAnswer.objects.filter(response__study=study)
+            ScoreAnswer.objects.filter(
+                response__study=study, response__item__is_attention_check=False
+            )
             .order_by("pk")
             .values_list(
                 "response__item_id",
@@ -53,19 +56,21 @@ def study_inputs_load(*, study: Study) -> StudyInputs:
     ).reshape(-1, 5)
     pairs = np.array(
         list(
-            PairJudgment.objects.filter(study=study)
+            PairJudgment.objects.filter(
+                study=study, left__is_attention_check=False, right__is_attention_check=False
+            )
             .order_by("pk")
             .values_list("left_id", "right_id", "winner_id", "rater_id")
         ),
         dtype=np.int64,
     ).reshape(-1, 4)
     turing = list(
-        TuringJudgment.objects.filter(study=study)
+        TuringJudgment.objects.filter(study=study, item__is_attention_check=False)
         .order_by("pk")
         .values_list("item_id", "rater_id", "guess")
     )
     explanations = list(
-        ScoreResponse.objects.filter(study=study)
+        ScoreResponse.objects.filter(study=study, item__is_attention_check=False)
         .exclude(explanation_match="")
         .order_by("pk")
         .values_list("item_id", "explanation_match")

@@ -15,7 +15,7 @@ class CoreConfig(AppConfig):
         # kombu's filesystem transport needs its folders before the first send or poll; the
         # web process and the demo worker may start in either order, so both make sure.
         if settings.CELERY_BROKER_URL.startswith("filesystem://"):
-            for key in ("data_folder_in", "processed_folder"):
+            for key in ("data_folder_in", "processed_folder", "control_folder"):
                 Path(settings.CELERY_BROKER_TRANSPORT_OPTIONS[key]).mkdir(
                     parents=True, exist_ok=True
                 )

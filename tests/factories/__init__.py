@@ -51,7 +51,9 @@ class RaterFactory(factory.django.DjangoModelFactory):
 
     study = factory.SubFactory(StudyFactory)
     external_id = factory.Sequence(lambda n: f"r{n:04d}")
-    background = factory.LazyAttribute(lambda o: o.study.background_groups.order_by("position").first())
+    background = factory.LazyAttribute(
+        lambda o: o.study.background_groups.order_by("position").first()
+    )
     consent_at = factory.LazyFunction(timezone.now)
 
 
@@ -62,7 +64,6 @@ class RaterSessionFactory(factory.django.DjangoModelFactory):
     rater = factory.SubFactory(RaterFactory)
     started_at = factory.LazyFunction(timezone.now)
     deadline = factory.LazyAttribute(lambda o: o.started_at + timedelta(minutes=30))
-
 
 
 class ScoreResponseFactory(factory.django.DjangoModelFactory):
@@ -82,7 +83,9 @@ class ScoreAnswerFactory(factory.django.DjangoModelFactory):
         model = ScoreAnswer
 
     response = factory.SubFactory(ScoreResponseFactory)
-    question = factory.LazyAttribute(lambda o: Question.objects.get(rubric=o.response.study.rubric, name="surprise"))
+    question = factory.LazyAttribute(
+        lambda o: Question.objects.get(rubric=o.response.study.rubric, name="surprise")
+    )
     value = 3
 
 
