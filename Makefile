@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export OMP_NUM_THREADS ?= 1
 
-.PHONY: demo test lint typecheck check install clean
+.PHONY: demo test lint typecheck check install clean messages
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,14 +15,34 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# Interface translations. The compiled .mo is committed, so a checkout without gettext still has
+# it; it is rebuilt only when the .po is newer, and kept as it is if msgfmt is missing.
+MO := locale/zh_Hans/LC_MESSAGES/django.mo
+
+messages: $(VENV)/.installed
+	DEBUG=1 $(PY) manage.py makemessages -l zh_Hans --ignore=$(VENV) --ignore=var --ignore=benchmarks --ignore=tests --ignore=fixtures
+	DEBUG=1 $(PY) manage.py compilemessages --ignore=$(VENV)
+
+$(MO): locale/zh_Hans/LC_MESSAGES/django.po | $(VENV)/.installed
+	@if command -v msgfmt >/dev/null 2>&1; then \
+		echo "DEBUG=1 $(PY) manage.py compilemessages --ignore=$(VENV)"; \
+		DEBUG=1 $(PY) manage.py compilemessages --ignore=$(VENV) && touch $@; \
+	elif test -f $@; then \
+		echo "warning: msgfmt not found (install gettext); using the committed $@" >&2; \
+		touch $@; \
+	else \
+		echo "error: $@ is missing and msgfmt is not installed (install gettext)" >&2; \
+		exit 1; \
+	fi
+
 # SQLite and kombu's filesystem broker: no services needed.
 demo: export DEBUG ?= 1
-demo: $(VENV)/.installed
+demo: $(VENV)/.installed $(MO)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
 	$(PY) manage.py rundemo --port $(PORT)
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed $(MO)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed
