@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
@@ -43,7 +44,19 @@ def demo_study(db):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def demo_study_committed(transactional_db):  # type: ignore[no-untyped-def]
+def builtin_rubrics(transactional_db) -> None:  # type: ignore[no-untyped-def]
+    """Reinstall the built-in rubrics: a transactional test's flush removes migration data."""
+    from django.apps import apps as registry
+
+    from apps.studies.models import Rubric
+
+    if not Rubric.objects.filter(slug="humor").exists():
+        migration = importlib.import_module("apps.studies.migrations.0002_builtin_rubrics")
+        migration.install(registry, None)
+
+
+@pytest.fixture
+def demo_study_committed(builtin_rubrics):  # type: ignore[no-untyped-def]
     """The demo items in a committed study, and the judgments file still to import."""
     study = study_create(slug="demo-worker", rubric_slug="humor", random_seed=7)
     study_items_import(
