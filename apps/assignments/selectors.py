@@ -17,7 +17,7 @@ from apps.studies.models import Study
 def assignment_get_for_rater(*, rater: Rater, assignment_id: int) -> Assignment:
     """The rater's own assignment; someone else's looks exactly like a missing one (404)."""
     assignment = (
-        Assignment.objects.select_related("item", "right_item", "session")
+        Assignment.objects.select_related("item", "right_item", "session", "study")
         .filter(pk=assignment_id, rater=rater)
         .first()
     )

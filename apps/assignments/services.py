@@ -17,6 +17,7 @@ Rules, in order:
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -34,14 +35,20 @@ CANDIDATES_PER_LOCK = 12
 ADAPTIVE_WARMUP_PAIRS = 20
 
 
+# Raters and items enter the random draws by their external ids, not their primary keys: the
+# ids are fixed by the study (Prolific PID, the items file), while primary keys depend on
+# whatever else the database holds, so the same study and seed replay the same sequence.
 def _rng(study: Study, rater: Rater, position: int) -> np.random.Generator:
-    return np.random.default_rng([study.random_seed, rater.pk, position])
+    rater_key = int.from_bytes(
+        hashlib.blake2b(rater.external_id.encode(), digest_size=8).digest(), "big"
+    )
+    return np.random.default_rng([study.random_seed, rater_key, position])
 
 
-def _tiebreak(study: Study, rater: Rater, item_id: int) -> str:
+def _tiebreak(study: Study, rater: Rater, item_key: str) -> str:
     """A fixed pseudo-random order per rater, so raters do not all queue on the same item."""
     return hashlib.blake2b(
-        f"{study.random_seed}:{rater.pk}:{item_id}".encode(), digest_size=8
+        f"{study.random_seed}:{rater.external_id}:{item_key}".encode(), digest_size=8
     ).hexdigest()
 
 
@@ -57,7 +64,9 @@ def _lock_first(ids: Sequence[int]) -> list[int]:
 
 def _study_items(study: Study) -> list[Item]:
     return list(
-        Item.objects.filter(study=study, is_attention_check=False).only("pk", "topic", "level")
+        Item.objects.filter(study=study, is_attention_check=False).only(
+            "pk", "external_id", "topic", "level"
+        )
     )
 
 
@@ -72,18 +81,16 @@ def _choose_scorecard_item(study: Study, rater: Rater, items: list[Item]) -> int
     per_group_target = -(-target // n_groups)
     for _ in range(2):  # a second pass if every candidate was locked by others
         total, by_group = selectors.scorecard_counts(study=study)
-        mine = by_group.get(rater.background_id, {})
+        mine: Counter[int] = by_group.get(rater.background_id, Counter())
         ranked = sorted(
-
-                (
-                    min(mine.get(item.pk, 0), per_group_target),
-                    total[item.pk],
-                    _tiebreak(study, rater, item.pk),
-                    item.pk,
-                )
-                for item in items
-                if item.pk not in done and total[item.pk] < target
-
+            (
+                min(mine.get(item.pk, 0), per_group_target),
+                total[item.pk],
+                _tiebreak(study, rater, item.external_id),
+                item.pk,
+            )
+            for item in items
+            if item.pk not in done and total[item.pk] < target
         )
         if not ranked:
             return None
@@ -102,7 +109,7 @@ def _choose_turing_item(study: Study, rater: Rater, items: list[Item]) -> int | 
     target = study.turing_judgments_per_item
     counts = selectors.turing_counts(study=study)
     ranked = sorted(
-        (counts[item.pk], _tiebreak(study, rater, item.pk), item.pk)
+        (counts[item.pk], _tiebreak(study, rater, item.external_id), item.pk)
         for item in items
         if item.pk not in seen and counts[item.pk] < target
     )
@@ -187,6 +194,7 @@ def _choose_pair(
     if not pairs:
         return None
     appearances, opponents = selectors.pair_counts(study=study)
+    external = {item.pk: item.external_id for item in items}
     needy = [
         pair
         for pair in pairs
@@ -202,7 +210,7 @@ def _choose_pair(
                     _pair_need(study, pair[0], appearances, opponents)
                     + _pair_need(study, pair[1], appearances, opponents)
                 ),
-                _tiebreak(study, rater, pair[0] * 1_000_003 + pair[1]),
+                _tiebreak(study, rater, f"{external[pair[0]]}|{external[pair[1]]}"),
             ),
         )
     elif study.adaptive_pairing:
@@ -220,13 +228,13 @@ def _choose_pair(
 def _choose_attention_item(study: Study, rater: Rater) -> int | None:
     done = set(Assignment.objects.filter(rater=rater).values_list("item_id", flat=True))
     gold = [
-        pk
-        for pk in Item.objects.filter(study=study, is_attention_check=True).values_list(
-            "pk", flat=True
-        )
+        (_tiebreak(study, rater, external_id), pk)
+        for pk, external_id in Item.objects.filter(
+            study=study, is_attention_check=True
+        ).values_list("pk", "external_id")
         if pk not in done
     ]
-    return min(gold, key=lambda pk: _tiebreak(study, rater, pk)) if gold else None
+    return min(gold)[1] if gold else None
 
 
 def _kind_order(study: Study, rng: np.random.Generator) -> list[str]:

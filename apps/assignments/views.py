@@ -99,6 +99,10 @@ def task_page(request: HttpRequest, slug: str) -> HttpResponse:
         rater_session_check_open(session=session)
     except SessionExpired:
         return HttpResponseRedirect(end_url)
+    if study.status != Study.Status.OPEN:
+        # Closed while this rater was in it: what they answered is kept; nothing more is asked.
+        rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)
+        return render(request, "raters/unavailable.html", {"study": study}, status=409)
     assignment = assignment_next(rater=rater, session=session)
     if assignment is None:
         rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)

@@ -11,9 +11,13 @@
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -22,14 +26,39 @@ from apps.analysis.services import study_results_request
 from apps.assignments.models import Assignment
 from apps.assignments.selectors import assignment_get_for_rater
 from apps.assignments.services import assignment_complete
-from apps.core.errors import Conflict, DomainError, NotFound
+from apps.core.errors import Conflict, DomainError, NotFound, SessionExpired
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
-from apps.raters.models import Rater
-from apps.raters.services import rater_session_check_open
-from apps.studies.models import Question
+from apps.raters.models import Rater, RaterSession
+from apps.raters.services import StudyNotOpen, rater_session_check_open
+from apps.studies.models import Question, Study
 from apps.studies.selectors import study_questions
 
 MAX_ACTIVE_MS = 6 * 60 * 60 * 1000
+
+_Submit = TypeVar("_Submit", bound=Callable[..., Any])
+
+
+def _atomic_ending_expired_session(func: _Submit) -> _Submit:
+    """`transaction.atomic` for a submission, except that a session past its deadline stays ended.
+
+    Refusing a late answer rolls the whole submission back, and with it the session's end that
+    rater_session_check_open wrote; so the end is written again after the rollback.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*, rater: Rater, now: datetime | None = None, **kwargs: Any) -> Any:
+        now = now or timezone.now()
+        try:
+            with transaction.atomic():
+                return func(rater=rater, now=now, **kwargs)
+        except SessionExpired:
+            session = RaterSession.objects.filter(rater=rater).first()
+            if session is not None:
+                with suppress(SessionExpired):
+                    rater_session_check_open(session=session, now=now)
+            raise
+
+    return wrapper  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -62,6 +91,8 @@ def _replay(
 def _open_assignment(rater: Rater, assignment_id: int, kind: str, now: datetime) -> Assignment:
     assignment = assignment_get_for_rater(rater=rater, assignment_id=assignment_id)
     rater_session_check_open(session=assignment.session, now=now)
+    if assignment.study.status != Study.Status.OPEN:
+        raise StudyNotOpen("this study is no longer collecting answers", code="study_closed")
     if assignment.kind != kind:
         raise DomainError(f"this task is a {assignment.kind}, not a {kind}", field="kind")
     if assignment.status == Assignment.Status.DONE:
@@ -71,8 +102,11 @@ def _open_assignment(rater: Rater, assignment_id: int, kind: str, now: datetime)
     return assignment
 
 
+_KEY = re.compile(r"^[A-Za-z0-9-]{8,64}$")
+
+
 def _check_key(key: str) -> None:
-    if not (8 <= len(key) <= 64) or not key.replace("-", "").isalnum():
+    if not _KEY.match(key):
         raise DomainError(
             "idempotency_key must be 8 to 64 letters, digits or hyphens", field="idempotency_key"
         )
@@ -92,6 +126,24 @@ def _validate_scorecard(
             raise DomainError(
                 f"{name!r} is not a question of this scorecard", field=f"answers.{name}"
             )
+    # The order rule first: an answer given without the questions it depends on (funniness
+    # without surprise and coherence) is refused for breaking that rule, not for the gaps.
+    for question in questions:
+        answer = answers.get(question.name)
+        if answer is None:
+            continue
+        for before in question.answered_after.all():
+            earlier = answers.get(before.name)
+            if earlier is None:
+                raise DomainError(
+                    f"{question.name} may only be answered after {before.name}",
+                    field=f"answers.{question.name}",
+                )
+            if earlier.at_ms > answer.at_ms:
+                raise DomainError(
+                    f"{question.name} was answered before {before.name}; answer {before.name} first",
+                    field=f"answers.{question.name}",
+                )
     for question in questions:
         answer = answers.get(question.name)
         if answer is None:
@@ -110,18 +162,6 @@ def _validate_scorecard(
                 f"{question.name}: answer time must lie between 0 and active_ms",
                 field=f"answers.{question.name}",
             )
-        for before in question.answered_after.all():
-            earlier = answers.get(before.name)
-            if earlier is None:
-                raise DomainError(
-                    f"{question.name} may only be answered after {before.name}",
-                    field=f"answers.{question.name}",
-                )
-            if earlier.at_ms > answer.at_ms:
-                raise DomainError(
-                    f"{question.name} was answered before {before.name}; answer {before.name} first",
-                    field=f"answers.{question.name}",
-                )
     return answers
 
 
@@ -154,7 +194,7 @@ def _finish(assignment: Assignment, attention_passed: bool | None = None) -> Non
         study_results_request(study_id=assignment.study_id)
 
 
-@transaction.atomic
+@_atomic_ending_expired_session
 def score_response_submit(
     *,
     rater: Rater,
@@ -210,7 +250,7 @@ def _after_race(
     return SubmitResult(existing.pk, kind, True)
 
 
-@transaction.atomic
+@_atomic_ending_expired_session
 def pair_judgment_submit(
     *,
     rater: Rater,
@@ -244,7 +284,7 @@ def pair_judgment_submit(
     return SubmitResult(judgment.pk, "pair", False)
 
 
-@transaction.atomic
+@_atomic_ending_expired_session
 def turing_judgment_submit(
     *,
     rater: Rater,
@@ -276,7 +316,7 @@ def turing_judgment_submit(
     return SubmitResult(judgment.pk, "turing", False)
 
 
-@transaction.atomic
+@_atomic_ending_expired_session
 def explanation_match_submit(
     *, rater: Rater, response_id: int, verdict: str, now: datetime | None = None
 ) -> ScoreResponse:

@@ -33,9 +33,13 @@ class EnrollForm(forms.Form):
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         groups = BackgroundGroup.objects.filter(study=study).order_by("position", "code")
-        self.fields["background"].choices = [
+        background = self.fields["background"]
+        age_band = self.fields["age_band"]
+        assert isinstance(background, forms.ChoiceField)
+        assert isinstance(age_band, forms.ChoiceField)
+        background.choices = [
             (g.code, label_for_language(g.label, g.code)) for g in groups
         ]
-        self.fields["age_band"].choices = [
+        age_band.choices = [
             (value, AGE_LABELS.get(AgeBand(value), label)) for value, label in AgeBand.choices
         ]

@@ -1,0 +1,186 @@
+"""Races on PostgreSQL with real threads: quotas and item targets hold when everyone comes at once."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from apps.assignments.models import Assignment
+from apps.assignments.services import assignment_next
+from apps.judgments.models import ScoreResponse
+from apps.judgments.submission import AnswerIn, score_response_submit
+from apps.raters.models import BackgroundGroup, Rater, RaterSession
+from apps.raters.services import StudyFull, rater_enroll
+from tests.factories import ItemFactory, StudyFactory
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+ANSWERS = {
+    "surprise": AnswerIn(3, 100),
+    "coherence": AnswerIn(3, 200),
+    "funniness": AnswerIn(4, 300),
+    "offensive": AnswerIn(0, 400),
+}
+
+
+def _in_threads(n: int, work: Callable[[int], Any]) -> tuple[list[Any], list[BaseException]]:
+    """Run work(i) in n threads released together; each thread uses and closes its own connection."""
+    barrier = threading.Barrier(n, timeout=30)
+    results: list[Any] = [None] * n
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            barrier.wait()
+            results[i] = work(i)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "a thread hung"
+    return results, errors
+
+
+@pytest.fixture
+def no_aggregation(monkeypatch):  # type: ignore[no-untyped-def]
+    """Aggregation runs eagerly after each commit in tests; it is not what these tests race."""
+    queued: list[int] = []
+    monkeypatch.setattr("apps.analysis.services._enqueue", queued.append)
+    return queued
+
+
+def test_fifty_people_enrolling_at_once_fill_a_quota_of_four_exactly(
+    postgres_only, builtin_rubrics
+):
+    study = StudyFactory(backgrounds=[("technical", {"en": "Technical"})])
+    BackgroundGroup.objects.filter(study=study).update(quota=4)
+
+    def enroll(_: int) -> str:
+        try:
+            rater_enroll(study=study, background="technical", age_band="25-34", consent=True)
+        except StudyFull:
+            return "full"
+        return "enrolled"
+
+    results, errors = _in_threads(50, enroll)
+    assert errors == []
+    assert Counter(results) == {"enrolled": 4, "full": 46}
+    assert Rater.objects.filter(study=study).count() == 4
+    assert RaterSession.objects.filter(rater__study=study).count() == 4
+    assert BackgroundGroup.objects.get(study=study).filled == 4
+
+
+def test_the_same_participant_enrolling_in_two_tabs_at_once_gets_one_place(
+    postgres_only, builtin_rubrics
+):
+    study = StudyFactory(backgrounds=[("technical", {"en": "Technical"})])
+
+    def enroll(_: int) -> int:
+        enrollment = rater_enroll(
+            study=study,
+            background="technical",
+            age_band="25-34",
+            consent=True,
+            external_id="PID-twice",
+        )
+        return enrollment.session.pk
+
+    results, errors = _in_threads(8, enroll)
+    assert errors == []
+    assert len(set(results)) == 1
+    assert Rater.objects.filter(study=study).count() == 1
+    # The losers' places were given back with their rolled-back transactions.
+    assert BackgroundGroup.objects.get(study=study).filled == 1
+
+
+def test_raters_asking_at_once_never_push_an_item_past_its_scorecard_target(
+    postgres_only, builtin_rubrics, no_aggregation
+):
+    target = 3
+    study = StudyFactory(
+        task_mix={"scorecard": 1.0},
+        attention_check_rate=0,
+        target_scorecards_per_item=target,
+        tasks_per_session=10,
+        random_seed=5,
+    )
+    items = [ItemFactory(study=study, external_id=f"j{i}") for i in range(4)]
+    backgrounds = [
+        code for (code,) in BackgroundGroup.objects.filter(study=study).values_list("code")
+    ]
+    raters = [
+        rater_enroll(
+            study=study,
+            background=backgrounds[i % len(backgrounds)],
+            age_band="25-34",
+            consent=True,
+            external_id=f"PID-{i:02d}",
+        )
+        for i in range(20)
+    ]
+
+    def work(i: int) -> int:
+        rater, session = raters[i].rater, raters[i].session
+        answered = 0
+        for _ in range(4):
+            assignment = assignment_next(rater=rater, session=session)
+            if assignment is None:
+                break
+            score_response_submit(
+                rater=rater,
+                assignment_id=assignment.pk,
+                idempotency_key=uuid.uuid4().hex,
+                answers=ANSWERS,
+                active_ms=500,
+            )
+            answered += 1
+        return answered
+
+    results, errors = _in_threads(20, work)
+    assert errors == []
+
+    def over_target() -> tuple[Counter[int], Counter[int]]:
+        assigned = Counter(
+            Assignment.objects.filter(
+                study=study,
+                kind=Assignment.Kind.SCORECARD,
+                status__in=[Assignment.Status.PENDING, Assignment.Status.DONE],
+            ).values_list("item_id", flat=True)
+        )
+        scored = Counter(
+            ScoreResponse.objects.filter(study=study).values_list("item_id", flat=True)
+        )
+        return assigned, scored
+
+    assigned, scored = over_target()
+    assert max(assigned.values()) <= target
+    assert max(scored.values()) <= target
+    assert sum(results) == sum(scored.values())
+    # A rater who found every candidate locked may have stopped early; asking again one by one
+    # fills what is left, and still not one place more.
+    for enrollment in raters:
+        while (
+            task := assignment_next(rater=enrollment.rater, session=enrollment.session)
+        ) is not None:
+            score_response_submit(
+                rater=enrollment.rater,
+                assignment_id=task.pk,
+                idempotency_key=uuid.uuid4().hex,
+                answers=ANSWERS,
+                active_ms=500,
+            )
+    assigned, scored = over_target()
+    assert assigned == {item.pk: target for item in items}
+    assert scored == {item.pk: target for item in items}
