@@ -43,6 +43,8 @@ INSTALLED_APPS = [
     "apps.assignments",
     "apps.judgments",
     "apps.analysis",
+    "apps.dashboard",
+    "apps.reports",
 ]
 
 MIDDLEWARE = [
@@ -73,6 +75,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "apps.dashboard.context.dashboard",
             ]
         },
     }
@@ -126,7 +129,11 @@ STORAGES = {
 # Serve static files from the finders in development so `make demo` needs no collectstatic.
 WHITENOISE_USE_FINDERS = DEBUG
 
-LOGIN_URL = "/admin/login/"
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/studies/"
+LOGOUT_REDIRECT_URL = "/accounts/login/"
+MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+MEDIA_URL = "/media/"  # never served directly: exports are downloaded through permission checks
 
 # Security: on unless DEBUG; the values can still be set explicitly for a TLS-terminating proxy.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)

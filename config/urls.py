@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from apps.assignments import views as task_views
 from apps.judgments import api as judgment_api
@@ -25,7 +26,11 @@ rater_api_patterns = [
 ]
 
 urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="dashboard:study_list", permanent=False)),
     path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("studies/", include("apps.dashboard.urls")),
+    path("studies/<slug:slug>/exports/", include("apps.reports.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("s/<slug:slug>/", include((rater_patterns, "raters"))),
     path("api/v1/rater/<slug:slug>/", include((rater_api_patterns, "rater_api"))),

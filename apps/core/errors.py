@@ -68,7 +68,7 @@ class ImportRejected(DomainError):
 
     def __init__(self, errors: list[LineError]) -> None:
         self.errors = errors
-        count = len(errors)
+        count = len({error.line for error in errors})
         summary = f"{count} bad line{'s' if count != 1 else ''}; nothing was imported"
         super().__init__(summary)
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from apps.studies.models import Item, Question, Rubric, Study
+from apps.studies.models import Item, Question, Rubric, Study, StudyMembership
 
 
 class QuestionInline(admin.TabularInline):
@@ -25,8 +25,22 @@ class QuestionAdmin(admin.ModelAdmin):
     filter_horizontal = ("answered_after",)
 
 
+class MembershipInline(admin.TabularInline):
+    model = StudyMembership
+    extra = 0
+    autocomplete_fields = ("user",)
+
+
+@admin.register(StudyMembership)
+class StudyMembershipAdmin(admin.ModelAdmin):
+    list_display = ("study", "user", "role", "created_at")
+    list_filter = ("role", "study")
+    list_select_related = ("study", "user")
+
+
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
+    inlines = [MembershipInline]
     list_display = (
         "slug",
         "name",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 
+from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
@@ -122,20 +123,24 @@ class Study(TimeStampedModel):
             models.CheckConstraint(
                 condition=Q(session_minutes__gte=1) & Q(session_minutes__lte=240),
                 name="study_session_minutes_range",
+                violation_error_message="The session length must be from 1 to 240 minutes.",
             ),
             models.CheckConstraint(
                 condition=Q(attention_check_rate__gte=0) & Q(attention_check_rate__lte=0.5),
                 name="study_attention_check_rate_range",
+                violation_error_message="The attention-check rate must be from 0 to 0.5.",
             ),
             models.CheckConstraint(
                 condition=Q(pair_min_opponents__gte=1)
                 & Q(pair_min_opponents__lte=F("pair_appearances_per_item")),
                 name="study_pair_opponents_within_appearances",
+                violation_error_message="Pairs need at least one opponent and no more opponents than appearances.",
             ),
             models.CheckConstraint(condition=Q(random_seed__gte=0), name="study_seed_nonnegative"),
             models.CheckConstraint(
                 condition=Q(tasks_per_session__gte=1) & Q(tasks_per_session__lte=500),
                 name="study_tasks_per_session_range",
+                violation_error_message="Tasks per session must be from 1 to 500.",
             ),
         ]
 
@@ -199,3 +204,22 @@ class Item(TimeStampedModel):
     @property
     def is_human(self) -> bool:
         return self.source == self.HUMAN_SOURCE
+
+
+class StudyMembership(models.Model):
+    """Who may see and edit a study besides admins: its owner and the researchers added to it."""
+
+    class Role(models.TextChoices):
+        OWNER = "owner", "Owner"
+        MEMBER = "member", "Member"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="study_memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["study", "user"], name="one_membership_per_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.study.slug} ({self.role})"

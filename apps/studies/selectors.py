@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.db.models import QuerySet
 
 from apps.core.errors import NotFound
@@ -31,3 +33,20 @@ def study_questions(*, study: Study) -> list[Question]:
 def study_for_raters(*, slug: str) -> Study:
     """A study as raters may see it: any status (closed and draft studies say so), never more."""
     return study_get_by_slug(slug=slug)
+
+
+def studies_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Study]:
+    """Admins see every study; a researcher only those they own or are a member of."""
+    if not user.is_authenticated:
+        return Study.objects.none()
+    if getattr(user, "is_superuser", False):
+        return Study.objects.all()
+    return Study.objects.filter(memberships__user=user).distinct()
+
+
+def study_get_for_user(*, user: AbstractBaseUser | AnonymousUser, slug: str) -> Study:
+    """The study if this user may see it; otherwise not found (404), so slugs leak nothing."""
+    study = studies_for_user(user=user).select_related("rubric").filter(slug=slug).first()
+    if study is None:
+        raise NotFound(f"no study with slug {slug!r}", field="study")
+    return study

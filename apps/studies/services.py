@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
@@ -13,7 +14,7 @@ from apps.core.errors import Conflict, DomainError, ImportRejected, LineError, N
 from apps.core.lines import Record, read_records
 from apps.raters.models import DEFAULT_BACKGROUNDS, BackgroundGroup
 from apps.studies.importing import ITEM_JSON_COLUMNS, ItemRow, parse_items
-from apps.studies.models import Item, Rubric, Study
+from apps.studies.models import Item, Rubric, Study, StudyMembership
 
 ITEM_COMPARED_FIELDS = (
     "text",
@@ -53,6 +54,7 @@ def study_create(
     name: str = "",
     languages: list[str] | None = None,
     backgrounds: list[tuple[str, dict[str, str]]] | None = None,
+    owner: AbstractBaseUser | None = None,
     **settings: Any,
 ) -> Study:
     """A draft study with the default background groups (no quotas until a researcher sets them)."""
@@ -81,6 +83,8 @@ def study_create(
         BackgroundGroup(study=study, code=code, label=label, position=index)
         for index, (code, label) in enumerate(backgrounds or DEFAULT_BACKGROUNDS)
     )
+    if owner is not None:
+        StudyMembership.objects.create(study=study, user=owner, role=StudyMembership.Role.OWNER)
     return study
 
 
@@ -142,3 +146,91 @@ def study_items_import_records(
             "another import added some of these items at the same time; try again"
         ) from exc
     return ImportSummary(created=len(new_rows), unchanged=len(rows) - len(new_rows))
+
+
+EDITABLE_SETTINGS = (
+    "name",
+    "description",
+    "session_minutes",
+    "tasks_per_session",
+    "target_scorecards_per_item",
+    "pair_appearances_per_item",
+    "pair_min_opponents",
+    "turing_judgments_per_item",
+    "attention_check_rate",
+    "adaptive_pairing",
+    "min_items_per_model",
+    "min_raters_per_item",
+    "prolific_completion_code",
+    "prolific_screenout_code",
+)
+TASK_KINDS = ("scorecard", "pair", "turing")
+
+
+@transaction.atomic
+def study_configure(*, study: Study, task_mix: dict[str, float] | None = None, **changes: Any) -> Study:
+    """Change a study's settings; every rule is checked before anything is saved."""
+    unknown = set(changes) - set(EDITABLE_SETTINGS)
+    if unknown:
+        raise DomainError(f"unknown setting {sorted(unknown)[0]!r}", field=sorted(unknown)[0])
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    for name, value in changes.items():
+        setattr(locked, name, value)
+    if task_mix is not None:
+        if set(task_mix) - set(TASK_KINDS):
+            raise DomainError("task_mix takes scorecard, pair and turing shares", field="task_mix")
+        if any(share < 0 for share in task_mix.values()) or sum(task_mix.values()) <= 0:
+            raise DomainError("task_mix shares must be non-negative and not all zero", field="task_mix")
+        locked.task_mix = {kind: float(task_mix.get(kind, 0.0)) for kind in TASK_KINDS}
+    if not 1 <= locked.session_minutes <= 240:
+        raise DomainError("session length must be from 1 to 240 minutes", field="session_minutes")
+    if not 1 <= locked.tasks_per_session <= 500:
+        raise DomainError("tasks per session must be from 1 to 500", field="tasks_per_session")
+    if not 0 <= locked.attention_check_rate <= 0.5:
+        raise DomainError("the attention-check rate must be from 0 to 0.5", field="attention_check_rate")
+    if not 1 <= locked.pair_min_opponents <= locked.pair_appearances_per_item:
+        raise DomainError(
+            "pairs need at least one opponent and no more opponents than appearances", field="pair_min_opponents"
+        )
+    if not locked.name.strip():
+        raise DomainError("the study needs a name", field="name")
+    locked.save()
+    return locked
+
+
+@transaction.atomic
+def study_quotas_set(*, study: Study, quotas: dict[str, int | None]) -> None:
+    """Set enrolment quotas per background group (None = no limit); never below places taken."""
+    groups = {g.code: g for g in BackgroundGroup.objects.select_for_update().filter(study=study)}
+    for code, quota in quotas.items():
+        group = groups.get(code)
+        if group is None:
+            raise DomainError(f"unknown background group {code!r}", field=f"quota_{code}")
+        if quota is not None and quota < group.filled:
+            raise DomainError(
+                f"{code}: {group.filled} raters are already enrolled; the quota cannot be lower",
+                field=f"quota_{code}",
+            )
+    for code, quota in quotas.items():
+        BackgroundGroup.objects.filter(pk=groups[code].pk).update(quota=quota)
+
+
+@transaction.atomic
+def study_status_set(*, study: Study, status: str) -> Study:
+    """Open or close a study. Opening needs items; a closed study can be reopened."""
+    if status not in Study.Status.values:
+        raise DomainError(f"unknown status {status!r}", field="status")
+    locked = Study.objects.select_for_update().get(pk=study.pk)
+    if status == Study.Status.OPEN and not Item.objects.filter(study=locked).exists():
+        raise DomainError("a study needs items before it can open", field="status")
+    if status == Study.Status.DRAFT and locked.status != Study.Status.DRAFT:
+        raise Conflict("a study that has been opened cannot go back to draft; close it instead", field="status")
+    locked.status = status
+    locked.save(update_fields=["status", "updated_at"])
+    return locked
+
+
+@transaction.atomic
+def study_member_add(*, study: Study, user: AbstractBaseUser, role: str = StudyMembership.Role.MEMBER) -> StudyMembership:
+    membership, _ = StudyMembership.objects.get_or_create(study=study, user=user, defaults={"role": role})
+    return membership

@@ -10,8 +10,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from apps.analysis.services import study_aggregate
 from apps.core.commands import command_errors
 from apps.judgments.services import study_judgments_import
-from apps.studies.models import Study
-from apps.studies.services import study_create, study_items_import
+from apps.studies.models import Study, StudyMembership
+from apps.studies.services import study_create, study_items_import, study_member_add
 
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
 
@@ -57,15 +57,22 @@ class Command(BaseCommand):
             f"Demo study {slug!r}: {items.created} items added ({items.unchanged} present), "
             f"{judgments.total_created} judgments added ({judgments.unchanged} present)"
         )
-        self._ensure_researcher()
+        self._ensure_accounts(study)
 
-    def _ensure_researcher(self) -> None:
+    def _ensure_accounts(self, study: Study) -> None:
+        """A researcher who owns the demo study, and an admin who sees everything."""
         User = get_user_model()
-        username = settings.DEMO_RESEARCHER_USERNAME
-        user, created = User.objects.get_or_create(
-            username=username, defaults={"is_staff": True, "is_superuser": True}
+        password = settings.DEMO_RESEARCHER_PASSWORD
+        researcher, created = User.objects.get_or_create(username=settings.DEMO_RESEARCHER_USERNAME)
+        if created:
+            researcher.set_password(password)
+            researcher.save(update_fields=["password"])
+            self.stdout.write(f"Created researcher login {researcher.get_username()!r}")
+        study_member_add(study=study, user=researcher, role=StudyMembership.Role.OWNER)
+        admin, created = User.objects.get_or_create(
+            username="admin", defaults={"is_staff": True, "is_superuser": True}
         )
         if created:
-            user.set_password(settings.DEMO_RESEARCHER_PASSWORD)
-            user.save(update_fields=["password"])
-            self.stdout.write(f"Created researcher login {username!r}")
+            admin.set_password(password)
+            admin.save(update_fields=["password"])
+            self.stdout.write("Created admin login 'admin'")

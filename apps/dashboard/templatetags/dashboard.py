@@ -1,0 +1,53 @@
+"""Template helpers for the researcher pages."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import get_language
+
+from apps.dashboard.selectors import Coverage
+
+register = template.Library()
+
+
+@register.filter
+def label(labels: dict[str, str] | str) -> str:
+    """A {"en": ..., "zh": ...} label in the page's language."""
+    if isinstance(labels, str):
+        return labels
+    key = "zh" if (get_language() or "en").lower().startswith("zh") else "en"
+    return labels.get(key) or labels.get("en") or next(iter(labels.values()), "")
+
+
+@register.simple_tag
+def coverage_heatmap(coverage: Coverage, cell_height: int = 3) -> SafeString:
+    """Items x groups as an SVG heat map; shade = share of the group's part of the target."""
+    groups, rows = coverage.groups, coverage.rows
+    if not rows or not groups:
+        return mark_safe("<p class='muted'>—</p>")
+    cell_width, label_height = 90, 18
+    height = label_height + cell_height * len(rows)
+    width = cell_width * len(groups)
+    parts = [
+        f'<svg class="heatmap" viewBox="0 0 {width} {height}" width="{width}" height="{min(height, 600)}" '
+        f'preserveAspectRatio="none" role="img" aria-label="{escape("coverage heat map")}">'
+    ]
+    for g, code in enumerate(groups):
+        parts.append(
+            f'<text x="{g * cell_width + cell_width / 2}" y="12" text-anchor="middle" font-size="10">{escape(code)}</text>'
+        )
+    target = max(1, coverage.per_group_target)
+    for r, (item, counts) in enumerate(rows):
+        y = label_height + r * cell_height
+        for g, count in enumerate(counts):
+            share = min(1.0, count / target)
+            # Light to dark blue; an empty cell stays near-white so gaps stand out.
+            lightness = 96 - int(share * 60)
+            parts.append(
+                f'<rect x="{g * cell_width}" y="{y}" width="{cell_width - 1}" height="{cell_height}" '
+                f'fill="hsl(222,60%,{lightness}%)"><title>{escape(item)} · {escape(groups[g])}: {count}</title></rect>'
+            )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))

@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from apps.dashboard import results, views
+
+app_name = "dashboard"
+
+urlpatterns = [
+    path("", views.study_list, name="study_list"),
+    path("new/", views.study_new, name="study_new"),
+    path("<slug:slug>/", views.overview, name="overview"),
+    path("<slug:slug>/progress/", views.progress_partial, name="progress"),
+    path("<slug:slug>/settings/", views.study_settings, name="settings"),
+    path("<slug:slug>/items/", views.items_upload, name="items_upload"),
+    path("<slug:slug>/status/", views.status_change, name="status"),
+    path("<slug:slug>/results/", results.summary, name="results"),
+    path("<slug:slug>/results/data/<slug:name>.csv", results.chart_data, name="results_data"),
+    path("<slug:slug>/results/<slug:section>/", results.section, name="results_section"),
+]

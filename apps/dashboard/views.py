@@ -1,0 +1,165 @@
+"""Researcher pages for setting a study up and following its progress. Thin: forms validate,
+services write, selectors read."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from apps.core.errors import DomainError, ImportRejected
+from apps.dashboard.access import study_view
+from apps.dashboard.forms import ItemsUploadForm, QuotaForm, StudyCreateForm, StudySettingsForm
+from apps.dashboard.selectors import study_progress
+from apps.studies.models import Study
+from apps.studies.selectors import studies_for_user
+from apps.studies.services import (
+    EDITABLE_SETTINGS,
+    study_configure,
+    study_create,
+    study_items_import,
+    study_quotas_set,
+    study_status_set,
+)
+
+
+@login_required
+def study_list(request: HttpRequest) -> HttpResponse:
+    studies = studies_for_user(user=request.user).select_related("rubric").order_by("-created_at")
+    return render(request, "dashboard/study_list.html", {"studies": studies})
+
+
+@login_required
+def study_new(request: HttpRequest) -> HttpResponse:
+    form = StudyCreateForm(request.POST or None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                study = study_create(
+                    slug=form.cleaned_data["slug"],
+                    rubric_slug=form.cleaned_data["rubric"],
+                    name=form.cleaned_data["name"],
+                    owner=request.user,
+                )
+            except DomainError as exc:
+                form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+            else:
+                messages.success(request, _("Study created as a draft. Upload items, then open it."))
+                return HttpResponseRedirect(reverse("dashboard:settings", args=[study.slug]))
+        status = 400
+    return render(request, "dashboard/study_new.html", {"form": form}, status=status)
+
+
+def _links(request: HttpRequest, study: Study) -> dict[str, str]:
+    base = settings.PUBLIC_BASE_URL.rstrip("/") or request.build_absolute_uri("/").rstrip("/")
+    rater = f"{base}{reverse('raters:entry', args=[study.slug])}"
+    return {
+        "rater": rater,
+        "prolific": f"{rater}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}",
+    }
+
+
+@study_view
+def overview(request: HttpRequest, study: Study) -> HttpResponse:
+    context = {"study": study, "progress": study_progress(study=study), "links": _links(request, study)}
+    return render(request, "dashboard/overview.html", context)
+
+
+@study_view
+def progress_partial(request: HttpRequest, study: Study) -> HttpResponse:
+    """The progress block alone, for the page's periodic refresh."""
+    return render(request, "dashboard/_progress.html", {"study": study, "progress": study_progress(study=study)})
+
+
+@study_view
+def study_settings(request: HttpRequest, study: Study) -> HttpResponse:
+    form = StudySettingsForm(request.POST or None, instance=study, prefix="s")
+    quotas = QuotaForm(request.POST or None, study=study, prefix="q")
+    status = 200
+    if request.method == "POST":
+        if form.is_valid() and quotas.is_valid():
+            changes = {name: form.cleaned_data[name] for name in EDITABLE_SETTINGS}
+            try:
+                # Both in one go: a refused quota must not leave half the settings saved.
+                with transaction.atomic():
+                    study_configure(study=study, task_mix=form.task_mix(), **changes)
+                    study_quotas_set(study=study, quotas=quotas.quotas())
+            except DomainError as exc:
+                target = form if (exc.field or "") in form.fields or exc.field == "task_mix" else quotas
+                field = exc.field if exc.field in target.fields else None
+                target.add_error(field, exc.message)
+            else:
+                messages.success(request, _("Settings saved."))
+                return HttpResponseRedirect(reverse("dashboard:settings", args=[study.slug]))
+        status = 400
+        study.refresh_from_db()
+    return _settings_page(request, study, form=form, quotas=quotas, status=status)
+
+
+def _settings_page(
+    request: HttpRequest,
+    study: Study,
+    *,
+    form: StudySettingsForm | None = None,
+    quotas: QuotaForm | None = None,
+    upload: ItemsUploadForm | None = None,
+    upload_errors: list[object] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    context = {
+        "study": study,
+        "form": form or StudySettingsForm(instance=study, prefix="s"),
+        "quotas": quotas or QuotaForm(study=study, prefix="q"),
+        "upload": upload or ItemsUploadForm(),
+        "upload_errors": upload_errors or [],
+        "links": _links(request, study),
+        "item_count": study.items.count(),
+    }
+    return render(request, "dashboard/settings.html", context, status=status)
+
+
+@study_view
+@require_POST
+def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
+    form = ItemsUploadForm(request.POST, request.FILES)
+    errors: list[object] = []
+    status = 400
+    if form.is_valid():
+        upload = form.cleaned_data["file"]
+        if upload.size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
+            form.add_error("file", _("The file is larger than the upload limit."))
+        else:
+            try:
+                summary = study_items_import(study=study, data=upload.read(), filename=upload.name)
+            except ImportRejected as exc:
+                errors = list(exc.errors)
+                form.add_error("file", exc.message)
+            except DomainError as exc:
+                form.add_error("file", exc.message)
+            else:
+                messages.success(
+                    request,
+                    _("%(created)d items imported, %(unchanged)d already present.")
+                    % {"created": summary.created, "unchanged": summary.unchanged},
+                )
+                return HttpResponseRedirect(reverse("dashboard:settings", args=[study.slug]))
+    return _settings_page(request, study, upload=form, upload_errors=errors, status=status)
+
+
+@study_view
+@require_POST
+def status_change(request: HttpRequest, study: Study) -> HttpResponse:
+    try:
+        study_status_set(study=study, status=request.POST.get("status", ""))
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return _settings_page(request, study, status=exc.status_code)
+    messages.success(request, _("The study is now %(status)s.") % {"status": Study.Status(request.POST["status"]).label})
+    return HttpResponseRedirect(reverse("dashboard:settings", args=[study.slug]))
