@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import importlib
 import os
 from pathlib import Path
 
@@ -45,14 +44,16 @@ def demo_study(db):  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def builtin_rubrics(transactional_db) -> None:  # type: ignore[no-untyped-def]
-    """Reinstall the built-in rubrics: a transactional test's flush removes migration data."""
+    """The built-in rubrics, even right after a transactional test's flush.
+
+    Normally post_migrate restores them after a flush; this makes a test's need explicit."""
     from django.apps import apps as registry
 
+    from apps.studies.builtin_rubrics import install_builtin_rubrics
     from apps.studies.models import Rubric
 
     if not Rubric.objects.filter(slug="humor").exists():
-        migration = importlib.import_module("apps.studies.migrations.0002_builtin_rubrics")
-        migration.install(registry, None)
+        install_builtin_rubrics(registry)
 
 
 @pytest.fixture

@@ -1,4 +1,7 @@
-"""Serialising stored results to the interchange formats (json, jsonl, csv)."""
+"""Serialising stored results to the interchange formats (json, jsonl, csv).
+
+The other formats (xlsx, tables, raw judgments, printable report) live in apps/reports.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +26,8 @@ def result_document(result: StudyResult) -> dict[str, Any]:
     }
 
 
-def _item_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+def item_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per item: its means with intervals, Bradley-Terry score, Turing accuracy, flags."""
     bt = {row["item"]: row for row in document.get("bradley_terry", [])}
     questions = sorted({name for item in document.get("items", []) for name in item["questions"]})
     rows = []
@@ -63,7 +67,7 @@ def render(result: StudyResult, fmt: str) -> str:
     document = result_document(result)
     if fmt == "json":
         return json.dumps(document, ensure_ascii=False, indent=2)
-    rows = _item_rows(document)
+    rows = item_rows(document)
     if fmt == "jsonl":
         return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     if fmt == "csv":

@@ -113,3 +113,37 @@ CONTENT: dict[str, Any] = {
 }
 
 BUILTIN_RUBRICS: list[dict[str, Any]] = [HUMOR, CONTENT]
+
+
+def install_builtin_rubrics(apps: Any) -> None:
+    """Create or refresh the built-in rubrics through an app registry (a migration's or the live one).
+
+    Run by the data migration, and again after every `migrate` or `flush` (post_migrate), the way
+    Django recreates content types, so a database emptied by a test run or an admin keeps them.
+    """
+    Rubric = apps.get_model("studies", "Rubric")
+    Question = apps.get_model("studies", "Question")
+    for spec in BUILTIN_RUBRICS:
+        rubric, _ = Rubric.objects.update_or_create(
+            slug=spec["slug"],
+            defaults={"name": spec["name"], "kind": spec["kind"], "builtin": True},
+        )
+        by_name = {}
+        for position, question in enumerate(spec["questions"], start=1):
+            by_name[question["name"]], _ = Question.objects.update_or_create(
+                rubric=rubric,
+                name=question["name"],
+                defaults={
+                    "position": position,
+                    "kind": question["kind"],
+                    "min_value": question["min_value"],
+                    "max_value": question["max_value"],
+                    "required": question.get("required", True),
+                    "prompt": question["prompt"],
+                    "anchors": question.get("anchors", {}),
+                },
+            )
+        for question in spec["questions"]:
+            by_name[question["name"]].answered_after.set(
+                [by_name[name] for name in question.get("after", [])]
+            )

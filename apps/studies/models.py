@@ -214,12 +214,16 @@ class StudyMembership(models.Model):
         MEMBER = "member", "Member"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="memberships")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="study_memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="study_memberships"
+    )
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["study", "user"], name="one_membership_per_user")]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "user"], name="one_membership_per_user")
+        ]
 
     def __str__(self) -> str:
         return f"{self.user} in {self.study.slug} ({self.role})"

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 
 from apps.core.errors import NotFound
@@ -35,7 +34,7 @@ def study_for_raters(*, slug: str) -> Study:
     return study_get_by_slug(slug=slug)
 
 
-def studies_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Study]:
+def studies_for_user(*, user: User | AnonymousUser) -> QuerySet[Study]:
     """Admins see every study; a researcher only those they own or are a member of."""
     if not user.is_authenticated:
         return Study.objects.none()
@@ -44,7 +43,7 @@ def studies_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Stud
     return Study.objects.filter(memberships__user=user).distinct()
 
 
-def study_get_for_user(*, user: AbstractBaseUser | AnonymousUser, slug: str) -> Study:
+def study_get_for_user(*, user: User | AnonymousUser, slug: str) -> Study:
     """The study if this user may see it; otherwise not found (404), so slugs leak nothing."""
     study = studies_for_user(user=user).select_related("rubric").filter(slug=slug).first()
     if study is None:

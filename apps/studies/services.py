@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
@@ -54,7 +54,7 @@ def study_create(
     name: str = "",
     languages: list[str] | None = None,
     backgrounds: list[tuple[str, dict[str, str]]] | None = None,
-    owner: AbstractBaseUser | None = None,
+    owner: User | None = None,
     **settings: Any,
 ) -> Study:
     """A draft study with the default background groups (no quotas until a researcher sets them)."""
@@ -168,7 +168,9 @@ TASK_KINDS = ("scorecard", "pair", "turing")
 
 
 @transaction.atomic
-def study_configure(*, study: Study, task_mix: dict[str, float] | None = None, **changes: Any) -> Study:
+def study_configure(
+    *, study: Study, task_mix: dict[str, float] | None = None, **changes: Any
+) -> Study:
     """Change a study's settings; every rule is checked before anything is saved."""
     unknown = set(changes) - set(EDITABLE_SETTINGS)
     if unknown:
@@ -180,17 +182,22 @@ def study_configure(*, study: Study, task_mix: dict[str, float] | None = None, *
         if set(task_mix) - set(TASK_KINDS):
             raise DomainError("task_mix takes scorecard, pair and turing shares", field="task_mix")
         if any(share < 0 for share in task_mix.values()) or sum(task_mix.values()) <= 0:
-            raise DomainError("task_mix shares must be non-negative and not all zero", field="task_mix")
+            raise DomainError(
+                "task_mix shares must be non-negative and not all zero", field="task_mix"
+            )
         locked.task_mix = {kind: float(task_mix.get(kind, 0.0)) for kind in TASK_KINDS}
     if not 1 <= locked.session_minutes <= 240:
         raise DomainError("session length must be from 1 to 240 minutes", field="session_minutes")
     if not 1 <= locked.tasks_per_session <= 500:
         raise DomainError("tasks per session must be from 1 to 500", field="tasks_per_session")
     if not 0 <= locked.attention_check_rate <= 0.5:
-        raise DomainError("the attention-check rate must be from 0 to 0.5", field="attention_check_rate")
+        raise DomainError(
+            "the attention-check rate must be from 0 to 0.5", field="attention_check_rate"
+        )
     if not 1 <= locked.pair_min_opponents <= locked.pair_appearances_per_item:
         raise DomainError(
-            "pairs need at least one opponent and no more opponents than appearances", field="pair_min_opponents"
+            "pairs need at least one opponent and no more opponents than appearances",
+            field="pair_min_opponents",
         )
     if not locked.name.strip():
         raise DomainError("the study needs a name", field="name")
@@ -224,13 +231,19 @@ def study_status_set(*, study: Study, status: str) -> Study:
     if status == Study.Status.OPEN and not Item.objects.filter(study=locked).exists():
         raise DomainError("a study needs items before it can open", field="status")
     if status == Study.Status.DRAFT and locked.status != Study.Status.DRAFT:
-        raise Conflict("a study that has been opened cannot go back to draft; close it instead", field="status")
+        raise Conflict(
+            "a study that has been opened cannot go back to draft; close it instead", field="status"
+        )
     locked.status = status
     locked.save(update_fields=["status", "updated_at"])
     return locked
 
 
 @transaction.atomic
-def study_member_add(*, study: Study, user: AbstractBaseUser, role: str = StudyMembership.Role.MEMBER) -> StudyMembership:
-    membership, _ = StudyMembership.objects.get_or_create(study=study, user=user, defaults={"role": role})
+def study_member_add(
+    *, study: Study, user: User, role: str = StudyMembership.Role.MEMBER
+) -> StudyMembership:
+    membership, _ = StudyMembership.objects.get_or_create(
+        study=study, user=user, defaults={"role": role}
+    )
     return membership

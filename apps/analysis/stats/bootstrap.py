@@ -21,8 +21,8 @@ Conventions
 * ``clusters`` (one label per value, normally the rater) makes the bootstrap resample whole
   clusters: a lenient rater raises every score they give, so their values are not independent
   and resampling values one by one gives intervals that are too narrow
-  (``benchmarks/sim_coverage.py`` shows ~95% coverage with clusters against well under 90%
-  without). The resampled statistic is then the ratio (sum of drawn clusters' values) /
+  (``benchmarks/sim_coverage.py``: 95% intervals for a mean cover 94% of the time with
+  clusters and 62% without, when raters differ in leniency). The resampled statistic is then the ratio (sum of drawn clusters' values) /
   (number of drawn values), i.e. the mean of the pooled resample.
 * Missing values (nan) are dropped together with their cluster labels; ``n`` counts the values
   used. Scorecards may legitimately skip a question.
@@ -100,7 +100,8 @@ def _clean(
 def _quantiles_rows(a: np.ndarray, qs: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
     """Linear-interpolation quantiles of each row of ``a``, ignoring nan (all-nan row -> nan).
 
-    Written out because ``np.nanquantile`` loops over rows in Python-speed code paths.
+    Written out because ``np.nanquantile`` runs a 1-D routine row by row
+    (``apply_along_axis``), too slow for thousands of groups.
     """
     srt = np.sort(a, axis=1)  # nan sorts last
     m = (~np.isnan(srt)).sum(axis=1)
@@ -133,7 +134,7 @@ def _cluster_means(
 def _bca_bounds(
     boot: np.ndarray, estimate: float, jack: np.ndarray, level: float
 ) -> tuple[float, float]:
-    """BCa quantile levels (Efron & Tibshirani 1993, eq. 14.9-14.15), as scipy computes them.
+    """BCa quantile levels (Efron & Tibshirani 1993, sec. 14.3), computed as scipy does.
 
     ``jack`` holds the leave-one-unit-out estimates (units are clusters when clustered).
     """

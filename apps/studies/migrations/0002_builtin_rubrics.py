@@ -6,36 +6,11 @@ from typing import Any
 
 from django.db import migrations
 
-from apps.studies.builtin_rubrics import BUILTIN_RUBRICS
+from apps.studies.builtin_rubrics import install_builtin_rubrics
 
 
 def install(apps: Any, schema_editor: Any) -> None:
-    Rubric = apps.get_model("studies", "Rubric")
-    Question = apps.get_model("studies", "Question")
-    for spec in BUILTIN_RUBRICS:
-        rubric, _ = Rubric.objects.update_or_create(
-            slug=spec["slug"],
-            defaults={"name": spec["name"], "kind": spec["kind"], "builtin": True},
-        )
-        by_name = {}
-        for position, question in enumerate(spec["questions"], start=1):
-            by_name[question["name"]], _ = Question.objects.update_or_create(
-                rubric=rubric,
-                name=question["name"],
-                defaults={
-                    "position": position,
-                    "kind": question["kind"],
-                    "min_value": question["min_value"],
-                    "max_value": question["max_value"],
-                    "required": question.get("required", True),
-                    "prompt": question["prompt"],
-                    "anchors": question.get("anchors", {}),
-                },
-            )
-        for question in spec["questions"]:
-            by_name[question["name"]].answered_after.set(
-                [by_name[name] for name in question.get("after", [])]
-            )
+    install_builtin_rubrics(apps)
 
 
 def uninstall(apps: Any, schema_editor: Any) -> None:

@@ -4,30 +4,50 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('studies', '0004_studymembership'),
+        ("studies", "0004_studymembership"),
     ]
 
     operations = [
         migrations.AlterConstraint(
-            model_name='study',
-            name='study_session_minutes_range',
-            constraint=models.CheckConstraint(condition=models.Q(('session_minutes__gte', 1), ('session_minutes__lte', 240)), name='study_session_minutes_range', violation_error_message='The session length must be from 1 to 240 minutes.'),
+            model_name="study",
+            name="study_session_minutes_range",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("session_minutes__gte", 1), ("session_minutes__lte", 240)),
+                name="study_session_minutes_range",
+                violation_error_message="The session length must be from 1 to 240 minutes.",
+            ),
         ),
         migrations.AlterConstraint(
-            model_name='study',
-            name='study_attention_check_rate_range',
-            constraint=models.CheckConstraint(condition=models.Q(('attention_check_rate__gte', 0), ('attention_check_rate__lte', 0.5)), name='study_attention_check_rate_range', violation_error_message='The attention-check rate must be from 0 to 0.5.'),
+            model_name="study",
+            name="study_attention_check_rate_range",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("attention_check_rate__gte", 0), ("attention_check_rate__lte", 0.5)
+                ),
+                name="study_attention_check_rate_range",
+                violation_error_message="The attention-check rate must be from 0 to 0.5.",
+            ),
         ),
         migrations.AlterConstraint(
-            model_name='study',
-            name='study_pair_opponents_within_appearances',
-            constraint=models.CheckConstraint(condition=models.Q(('pair_min_opponents__gte', 1), ('pair_min_opponents__lte', models.F('pair_appearances_per_item'))), name='study_pair_opponents_within_appearances', violation_error_message='Pairs need at least one opponent and no more opponents than appearances.'),
+            model_name="study",
+            name="study_pair_opponents_within_appearances",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("pair_min_opponents__gte", 1),
+                    ("pair_min_opponents__lte", models.F("pair_appearances_per_item")),
+                ),
+                name="study_pair_opponents_within_appearances",
+                violation_error_message="Pairs need at least one opponent and no more opponents than appearances.",
+            ),
         ),
         migrations.AlterConstraint(
-            model_name='study',
-            name='study_tasks_per_session_range',
-            constraint=models.CheckConstraint(condition=models.Q(('tasks_per_session__gte', 1), ('tasks_per_session__lte', 500)), name='study_tasks_per_session_range', violation_error_message='Tasks per session must be from 1 to 500.'),
+            model_name="study",
+            name="study_tasks_per_session_range",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("tasks_per_session__gte", 1), ("tasks_per_session__lte", 500)),
+                name="study_tasks_per_session_range",
+                violation_error_message="Tasks per session must be from 1 to 500.",
+            ),
         ),
     ]

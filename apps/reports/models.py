@@ -1,0 +1,75 @@
+"""Export jobs: a file built in the background from a study's judgments or stored results.
+
+The file is derived data, like the results it is written from: deleting a job (or its file)
+loses nothing that cannot be rebuilt.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from apps.studies.models import Study
+
+
+class ExportFormat(models.TextChoices):
+    RAW = "raw", "Raw judgments (tidy CSV)"
+    JSON = "json", "Results (JSON)"
+    TABLES = "tables", "Results tables (zip of CSV)"
+    XLSX = "xlsx", "Results workbook (XLSX)"
+    REPORT_HTML = "report-html", "Printable report (HTML)"
+    REPORT_PDF = "report-pdf", "Printable report (PDF)"
+
+
+class ExportJob(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="export_jobs")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="export_jobs",
+    )
+    format = models.CharField(max_length=16, choices=ExportFormat.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    # Percent done, only ever raised by the worker's UPDATE; the page polls it.
+    progress = models.PositiveSmallIntegerField(default=0)
+    # Relative to MEDIA_ROOT; served only by the permission-checked download view.
+    file_path = models.CharField(max_length=500, blank=True)
+    size = models.BigIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(progress__gte=0) & Q(progress__lte=100),
+                name="export_progress_percent",
+            ),
+            models.CheckConstraint(
+                condition=Q(format__in=[choice.value for choice in ExportFormat]),
+                name="export_format_known",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="done") | ~Q(file_path=""),
+                name="export_done_has_file",
+            ),
+        ]
+        indexes = [models.Index(fields=["study", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"export {self.pk} of {self.study_id} ({self.format}, {self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)

@@ -1,0 +1,234 @@
+"""Reads for exports: a study's jobs, and its raw judgments as one tidy stream of rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from apps.core.errors import NotFound
+from apps.judgments.models import PairJudgment, ScoreAnswer, TuringJudgment
+from apps.reports.models import ExportJob
+from apps.studies.models import Study
+
+# One row per answer: a scorecard gives one row per question answered, a pair judgment one row,
+# a Turing judgment one row. Columns that do not apply to a kind are left empty.
+RAW_COLUMNS = (
+    "kind",
+    "rater",
+    "background",
+    "age_band",
+    "item",
+    "left",
+    "right",
+    "winner",
+    "side_chosen",
+    "question",
+    "value",
+    "answered_at",
+    "seconds_into_session",
+    "active_seconds",
+    "explanation_match",
+    "idempotency_key",
+    "origin",
+    "submitted_at",
+    "attention_check",
+)
+
+# Rows fetched per database round trip: a 300,000-row study never sits in memory at once.
+RAW_CHUNK_SIZE = 2000
+
+
+def export_job_list(*, study: Study, limit: int = 50) -> list[ExportJob]:
+    return list(
+        ExportJob.objects.filter(study=study)
+        .select_related("requested_by")
+        .order_by("-created_at", "-pk")[:limit]
+    )
+
+
+def export_job_get(*, study: Study, job_id: int) -> ExportJob:
+    """The job if it belongs to this study; another study's job is simply not found."""
+    job = ExportJob.objects.filter(study=study, pk=job_id).first()
+    if job is None:
+        raise NotFound(f"no export {job_id} in study {study.slug!r}", field="job")
+    return job
+
+
+def raw_judgment_count(*, study: Study) -> int:
+    return (
+        ScoreAnswer.objects.filter(response__study=study).count()
+        + PairJudgment.objects.filter(study=study).count()
+        + TuringJudgment.objects.filter(study=study).count()
+    )
+
+
+_RATER = ("rater__external_id", "rater__background__code", "rater__age_band")
+_TIMES = ("seconds_into_session", "active_seconds", "idempotency_key", "origin", "submitted_at")
+
+
+def _scorecard_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
+    answers = (
+        ScoreAnswer.objects.filter(response__study=study)
+        .order_by("response_id", "question__position")
+        .values_list(
+            *(f"response__{name}" for name in _RATER),
+            "response__item__external_id",
+            "question__name",
+            "value",
+            "answered_at",
+            *(f"response__{name}" for name in _TIMES[:2]),
+            "response__explanation_match",
+            *(f"response__{name}" for name in _TIMES[2:]),
+            "response__item__is_attention_check",
+        )
+    )
+    for (
+        rater,
+        background,
+        age_band,
+        item,
+        question,
+        value,
+        answered_at,
+        seconds,
+        active,
+        explanation,
+        key,
+        origin,
+        submitted,
+        gold,
+    ) in answers.iterator(chunk_size=chunk_size):
+        yield (
+            "score",
+            rater,
+            background,
+            age_band,
+            item,
+            None,
+            None,
+            None,
+            None,
+            question,
+            value,
+            answered_at,
+            seconds,
+            active,
+            explanation,
+            key,
+            origin,
+            submitted,
+            gold,
+        )
+
+
+def _pair_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
+    pairs = (
+        PairJudgment.objects.filter(study=study)
+        .order_by("pk")
+        .values_list(
+            *_RATER,
+            "left__external_id",
+            "right__external_id",
+            "winner_id",
+            "left_id",
+            "left__is_attention_check",
+            "right__is_attention_check",
+            *_TIMES,
+        )
+    )
+    for (
+        rater,
+        background,
+        age_band,
+        left,
+        right,
+        winner_id,
+        left_id,
+        left_gold,
+        right_gold,
+        seconds,
+        active,
+        key,
+        origin,
+        submitted,
+    ) in pairs.iterator(chunk_size=chunk_size):
+        # Left and right are as shown on the screen; the winner is always one of them.
+        side = "left" if winner_id == left_id else "right"
+        winner = left if side == "left" else right
+        yield (
+            "pair",
+            rater,
+            background,
+            age_band,
+            None,
+            left,
+            right,
+            winner,
+            side,
+            "funnier",
+            winner,
+            None,
+            seconds,
+            active,
+            None,
+            key,
+            origin,
+            submitted,
+            left_gold or right_gold,
+        )
+
+
+def _turing_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
+    judgments = (
+        TuringJudgment.objects.filter(study=study)
+        .order_by("pk")
+        .values_list(*_RATER, "item__external_id", "guess", *_TIMES, "item__is_attention_check")
+    )
+    for (
+        rater,
+        background,
+        age_band,
+        item,
+        guess,
+        seconds,
+        active,
+        key,
+        origin,
+        submitted,
+        gold,
+    ) in judgments.iterator(chunk_size=chunk_size):
+        yield (
+            "turing",
+            rater,
+            background,
+            age_band,
+            item,
+            None,
+            None,
+            None,
+            None,
+            "turing",
+            guess,
+            None,
+            seconds,
+            active,
+            None,
+            key,
+            origin,
+            submitted,
+            gold,
+        )
+
+
+def raw_judgment_rows(
+    *, study: Study, chunk_size: int = RAW_CHUNK_SIZE
+) -> Iterator[tuple[Any, ...]]:
+    """Every stored judgment of the study as tuples in RAW_COLUMNS order, read in chunks.
+
+    Scorecard answers first (by scorecard, then scorecard order), then pairs, then Turing
+    judgments, each in the order they were stored. Attention checks are included and marked:
+    this is the evidence, not the analysis.
+    """
+    yield from _scorecard_rows(study, chunk_size)
+    yield from _pair_rows(study, chunk_size)
+    yield from _turing_rows(study, chunk_size)

@@ -1,0 +1,358 @@
+"""A results document (DESIGN.md shape) as named flat tables, one row per unit.
+
+Pure: a dict in, lists of rows out, no Django, no files. The CSV, XLSX and zip writers all read
+these tables, so every tabular export carries the same numbers, unrounded, as the stored payload.
+Missing numbers stay None (an empty cell), never 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from apps.analysis.exports import item_rows
+
+GROUP_DIMENSIONS = ("source", "level", "humor_type", "level_humor_type", "background")
+
+TABLE_NAMES = (
+    "bradley_terry",
+    "bradley_terry_by_level",
+    "items",
+    *(f"groups_{dimension}" for dimension in GROUP_DIMENSIONS),
+    "agreement",
+    "agreement_by_group",
+    "agreement_per_item",
+    "turing",
+    "diagnostics",
+    "warnings",
+)
+PROVENANCE = "provenance"
+# Names a caller may ask for one at a time (a single CSV).
+SELECTABLE_TABLES = (*TABLE_NAMES, PROVENANCE)
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    columns: list[str]
+    rows: list[list[Any]]
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+
+def _get(mapping: Any, *keys: str) -> Any:
+    """A nested value, or None when any step is missing (a question nobody answered)."""
+    for key in keys:
+        if not isinstance(mapping, dict):
+            return None
+        mapping = mapping.get(key)
+    return mapping
+
+
+def _interval(stats: Any) -> list[Any]:
+    return [_get(stats, "value"), _get(stats, "ci_low"), _get(stats, "ci_high"), _get(stats, "n")]
+
+
+def _interval_columns(prefix: str, value_name: str = "mean") -> list[str]:
+    return [f"{prefix}_{value_name}", f"{prefix}_ci_low", f"{prefix}_ci_high", f"{prefix}_n"]
+
+
+def question_names(document: dict[str, Any], order: Sequence[str] | None = None) -> list[str]:
+    """The questions in the document: in the rubric's order when given, else alphabetical.
+
+    The payload's own key order is not trusted: PostgreSQL's jsonb does not keep it.
+    """
+    found: set[str] = set(document.get("agreement") or {})
+    for item in document.get("items") or []:
+        found.update(item.get("questions") or {})
+    ordered = [name for name in (order or []) if name in found]
+    return ordered + sorted(found - set(ordered))
+
+
+def _item_meta(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {item["item"]: item for item in document.get("items") or []}
+
+
+def _bt_rows(rows: list[dict[str, Any]], meta: dict[str, dict[str, Any]]) -> list[list[Any]]:
+    return [
+        [
+            row.get("rank"),
+            row["item"],
+            _get(meta, row["item"], "source"),
+            _get(meta, row["item"], "level"),
+            _get(meta, row["item"], "humor_type"),
+            row.get("score"),
+            row.get("ci_low"),
+            row.get("ci_high"),
+            row.get("component"),
+        ]
+        for row in rows
+    ]
+
+
+BT_COLUMNS = [
+    "rank",
+    "item",
+    "source",
+    "level",
+    "humor_type",
+    "score",
+    "ci_low",
+    "ci_high",
+    "component",
+]
+
+
+def bradley_terry_table(document: dict[str, Any]) -> Table:
+    meta = _item_meta(document)
+    return Table("bradley_terry", BT_COLUMNS, _bt_rows(document.get("bradley_terry") or [], meta))
+
+
+def bradley_terry_by_level_table(document: dict[str, Any]) -> Table:
+    meta = _item_meta(document)
+    by_level = document.get("bradley_terry_by_level") or {}
+    rows = [[level, *row] for level in sorted(by_level) for row in _bt_rows(by_level[level], meta)]
+    return Table("bradley_terry_by_level", ["scope_level", *BT_COLUMNS], rows)
+
+
+def items_table(document: dict[str, Any]) -> Table:
+    rows = item_rows(document)
+    columns = list(rows[0]) if rows else ["item"]
+    return Table("items", columns, [[row.get(column) for column in columns] for row in rows])
+
+
+def group_table(
+    document: dict[str, Any], dimension: str, order: Sequence[str] | None = None
+) -> Table:
+    groups = _get(document, "groups", dimension) or {}
+    questions = question_names(document, order)
+    size = "n_raters" if dimension == "background" else "n_items"
+    columns = ["group", size]
+    for name in questions:
+        columns += _interval_columns(name)
+    columns += _interval_columns("turing", "accuracy")
+    if dimension != "background":
+        columns += ["offensive_items", "offense_rate", "safety_intercepted_items"]
+    rows = []
+    for group in sorted(groups):
+        entry = groups[group]
+        row = [group, entry.get(size)]
+        for name in questions:
+            row += _interval(_get(entry, "questions", name))
+        row += _interval(entry.get("turing_accuracy"))
+        if dimension != "background":
+            row += [
+                entry.get("offensive_items"),
+                entry.get("offense_rate"),
+                entry.get("safety_intercepted_items"),
+            ]
+        rows.append(row)
+    return Table(f"groups_{dimension}", columns, rows)
+
+
+ALPHA_LEVELS = ("nominal", "ordinal", "interval")
+
+
+def agreement_table(document: dict[str, Any], order: Sequence[str] | None = None) -> Table:
+    agreement = document.get("agreement") or {}
+    columns = ["question", "n_ratings", "weights"]
+    columns += ["fleiss_kappa", "fleiss_kappa_ci_low", "fleiss_kappa_ci_high", "n_items"]
+    for level in ALPHA_LEVELS:
+        columns += [f"alpha_{level}", f"alpha_{level}_ci_low", f"alpha_{level}_ci_high"]
+    rows = []
+    for name in question_names(document, order):
+        if name not in agreement:
+            continue
+        entry = agreement[name]
+        row = [name, entry.get("n_ratings"), entry.get("weights")]
+        row += _interval(entry.get("fleiss_kappa"))
+        for level in ALPHA_LEVELS:
+            row += _interval(_get(entry, "krippendorff_alpha", level))[:3]
+        rows.append(row)
+    return Table("agreement", columns, rows)
+
+
+def headline_alpha(entry: dict[str, Any]) -> str:
+    """The alpha that fits the scale: ordinal for Likert answers, nominal for flags."""
+    alphas = entry.get("krippendorff_alpha") or {}
+    return "ordinal" if "ordinal" in alphas else "nominal"
+
+
+def agreement_by_group_table(document: dict[str, Any], order: Sequence[str] | None = None) -> Table:
+    agreement = document.get("agreement") or {}
+    rows = []
+    for name in question_names(document, order):
+        entry = agreement.get(name) or {}
+        by_group = entry.get("krippendorff_alpha_by_group") or {}
+        for group in sorted(by_group):
+            rows.append([name, group, headline_alpha(entry), *_interval(by_group[group])])
+    return Table(
+        "agreement_by_group",
+        ["question", "group", "measure", "alpha", "ci_low", "ci_high", "n_items"],
+        rows,
+    )
+
+
+def agreement_per_item_table(document: dict[str, Any], order: Sequence[str] | None = None) -> Table:
+    agreement = document.get("agreement") or {}
+    rows = [
+        [row["item"], name, row.get("agreement"), row.get("cross_group")]
+        for name in question_names(document, order)
+        for row in (agreement.get(name) or {}).get("per_item") or []
+    ]
+    return Table(
+        "agreement_per_item", ["item", "question", "agreement", "cross_group_agreement"], rows
+    )
+
+
+TURING_COLUMNS = [
+    "scope",
+    "group",
+    "n",
+    "accuracy",
+    "accuracy_ci_low",
+    "accuracy_ci_high",
+    "judged_human",
+    "judged_human_ci_low",
+    "judged_human_ci_high",
+    "d_prime",
+    "hits",
+    "misses",
+    "false_alarms",
+    "correct_rejections",
+    "verdict",
+    "threshold",
+    "seed",
+]
+
+
+def _turing_row(scope: str, group: str, entry: dict[str, Any]) -> list[Any]:
+    return [
+        scope,
+        group,
+        entry.get("n"),
+        *_interval(entry.get("accuracy"))[:3],
+        *_interval(entry.get("judged_human"))[:3],
+        entry.get("d_prime"),
+        entry.get("hits"),
+        entry.get("misses"),
+        entry.get("false_alarms"),
+        entry.get("correct_rejections"),
+        entry.get("verdict"),
+        entry.get("threshold"),
+        entry.get("seed"),
+    ]
+
+
+def turing_table(document: dict[str, Any]) -> Table:
+    turing = document.get("turing") or {}
+    rows = []
+    if turing.get("overall"):
+        rows.append(_turing_row("overall", "all", turing["overall"]))
+    for scope in ("source", "level"):
+        entries = turing.get(f"by_{scope}") or {}
+        rows += [_turing_row(scope, group, entries[group]) for group in sorted(entries)]
+    return Table("turing", TURING_COLUMNS, rows)
+
+
+def diagnostics_table(document: dict[str, Any]) -> Table:
+    diagnostics = document.get("diagnostics") or {}
+    rows: list[list[Any]] = []
+    left = _get(diagnostics, "position_bias", "left_choice_rate")
+    if left:
+        rows.append(["position_bias_left_choice_rate", "", *_interval(left)])
+        rows.append(
+            [
+                "position_bias_p_value",
+                "",
+                _get(diagnostics, "position_bias", "p_value"),
+                None,
+                None,
+                None,
+            ]
+        )
+    fatigue = diagnostics.get("fatigue") or {}
+    if fatigue.get("slope"):
+        rows.append(["fatigue_slope_per_minute", "", *_interval(fatigue["slope"])])
+    for b in fatigue.get("bins") or []:
+        rows.append(
+            [
+                "fatigue_mean_by_minute",
+                f"{b.get('start')}-{b.get('end')}",
+                b.get("mean"),
+                b.get("ci_low"),
+                b.get("ci_high"),
+                b.get("n"),
+            ]
+        )
+    for group, count in sorted(
+        (_get(diagnostics, "coverage", "items_without_group") or {}).items()
+    ):
+        rows.append(["items_without_group", group, count, None, None, None])
+    if diagnostics.get("explanation_match_rate"):
+        rows.append(
+            ["explanation_match_rate", "", *_interval(diagnostics["explanation_match_rate"])]
+        )
+    return Table("diagnostics", ["measure", "subject", "value", "ci_low", "ci_high", "n"], rows)
+
+
+def warnings_table(document: dict[str, Any]) -> Table:
+    columns = ["code", "subject", "message", "value", "threshold"]
+    rows = [[warning.get(c) for c in columns] for warning in document.get("warnings") or []]
+    return Table("warnings", columns, rows)
+
+
+def provenance_table(document: dict[str, Any], *, study: str = "") -> Table:
+    """What a reader needs to trust and reproduce the numbers; one key per row."""
+    rows: list[list[Any]] = [
+        ["study", study or document.get("study")],
+        ["seed", document.get("seed")],
+        ["rounds", document.get("rounds")],
+        ["confidence_level", document.get("level")],
+        ["bootstrap_cluster", document.get("cluster")],
+        ["input_hash", document.get("input_hash")],
+        ["computed_at", document.get("computed_at")],
+    ]
+    rows += [[f"count_{key}", value] for key, value in (document.get("counts") or {}).items()]
+    return Table(PROVENANCE, ["key", "value"], rows)
+
+
+def result_tables(document: dict[str, Any], order: Sequence[str] | None = None) -> list[Table]:
+    """Every table, in TABLE_NAMES order; `order` is the rubric's question order."""
+    groups = [group_table(document, dimension, order) for dimension in GROUP_DIMENSIONS]
+    tables = [
+        bradley_terry_table(document),
+        bradley_terry_by_level_table(document),
+        items_table(document),
+        *groups,
+        agreement_table(document, order),
+        agreement_by_group_table(document, order),
+        agreement_per_item_table(document, order),
+        turing_table(document),
+        diagnostics_table(document),
+        warnings_table(document),
+    ]
+    assert tuple(table.name for table in tables) == TABLE_NAMES
+    return tables
+
+
+def result_table(document: dict[str, Any], name: str, order: Sequence[str] | None = None) -> Table:
+    """One table by name (KeyError for an unknown name: callers validate against TABLE_NAMES)."""
+    if name == PROVENANCE:
+        return provenance_table(document)
+    if name.startswith("groups_") and name[len("groups_") :] in GROUP_DIMENSIONS:
+        return group_table(document, name[len("groups_") :], order)
+    builders = {
+        "bradley_terry": lambda: bradley_terry_table(document),
+        "bradley_terry_by_level": lambda: bradley_terry_by_level_table(document),
+        "items": lambda: items_table(document),
+        "agreement": lambda: agreement_table(document, order),
+        "agreement_by_group": lambda: agreement_by_group_table(document, order),
+        "agreement_per_item": lambda: agreement_per_item_table(document, order),
+        "turing": lambda: turing_table(document),
+        "diagnostics": lambda: diagnostics_table(document),
+        "warnings": lambda: warnings_table(document),
+    }
+    return builders[name]()

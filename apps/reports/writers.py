@@ -1,0 +1,419 @@
+"""Writing exports: CSV, zip of CSVs, XLSX, JSON, the raw tidy CSV, the printable report (HTML)
+and its PDF.
+
+Writers take tables, rows or a prepared report context and a path or stream; they never query the
+database (services gather what they need). Numbers in the data formats are unrounded; only the
+printable report rounds, for reading.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+import zipfile
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from django.template.loader import render_to_string
+
+from apps.analysis.stats.inputs import Thresholds
+from apps.reports.tables import (
+    PROVENANCE,
+    Table,
+    headline_alpha,
+    provenance_table,
+    question_names,
+)
+
+Progress = Callable[[int], None]
+
+# Rows written between two progress reports of the raw export.
+RAW_PROGRESS_EVERY = 5000
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    return value
+
+
+def write_csv(stream: IO[str], columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(columns)
+    count = 0
+    for row in rows:
+        writer.writerow([_cell(value) for value in row])
+        count += 1
+    return count
+
+
+def table_csv(table: Table) -> str:
+    buffer = io.StringIO()
+    write_csv(buffer, table.columns, table.rows)
+    return buffer.getvalue()
+
+
+def write_tables_zip(tables: Sequence[Table], path: Path) -> None:
+    """One `<table>.csv` per table in a zip; provenance.csv travels with them."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for table in tables:
+            archive.writestr(f"{table.name}.csv", table_csv(table))
+
+
+def _xlsx_value(sheet: Any, value: Any) -> Any:
+    from openpyxl.cell import WriteOnlyCell
+
+    value = _cell(value)
+    if isinstance(value, str) and value.startswith("="):
+        # openpyxl stores a string starting with "=" as a formula; an item id or a rater's
+        # external id must stay text, never run in the reader's spreadsheet.
+        cell = WriteOnlyCell(sheet, value)
+        cell.data_type = "s"
+        return cell
+    return value
+
+
+def write_xlsx(tables: Sequence[Table], path: Path, *, progress: Progress | None = None) -> None:
+    """One sheet per table, named after it (the provenance table is passed last).
+
+    Numbers are stored as numbers; openpyxl writes 16 significant digits, one more than Excel
+    shows. The CSV and JSON exports keep every digit.
+    """
+    from openpyxl import Workbook
+    from openpyxl.cell import WriteOnlyCell
+    from openpyxl.styles import Font
+
+    workbook = Workbook(write_only=True)
+    bold = Font(bold=True)
+    for index, table in enumerate(tables):
+        sheet = workbook.create_sheet(title=table.name[:31])
+        sheet.freeze_panes = "A2"
+        header = []
+        for column in table.columns:
+            cell = WriteOnlyCell(sheet, column)
+            cell.font = bold
+            header.append(cell)
+        sheet.append(header)
+        for row in table.rows:
+            sheet.append([_xlsx_value(sheet, value) for value in row])
+        if progress is not None:
+            progress(int(100 * (index + 1) / len(tables)))
+    workbook.save(path)
+
+
+def write_json(document: dict[str, Any], path: Path) -> None:
+    path.write_text(json.dumps(document, ensure_ascii=False, indent=2), encoding="utf-8")
+
+
+def write_raw_csv(
+    rows: Iterable[Sequence[Any]],
+    columns: Sequence[str],
+    stream: IO[str],
+    *,
+    total: int = 0,
+    progress: Progress | None = None,
+) -> int:
+    """The tidy raw table, written row by row as the rows arrive (never all in memory)."""
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(columns)
+    count = 0
+    for row in rows:
+        writer.writerow([_cell(value) for value in row])
+        count += 1
+        if progress is not None and total and count % RAW_PROGRESS_EVERY == 0:
+            progress(min(99, int(100 * count / total)))
+    return count
+
+
+# --- printable report --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReportQuestion:
+    name: str
+    kind: str
+    min_value: int
+    max_value: int
+    prompt: str = ""
+
+    @property
+    def is_binary(self) -> bool:
+        return self.kind == "binary" or self.max_value - self.min_value == 1
+
+
+@dataclass(frozen=True)
+class ReportStudy:
+    """What the report says about the study besides its results (gathered by the service)."""
+
+    name: str
+    slug: str
+    questions: list[ReportQuestion]
+    groups: list[tuple[str, str]]  # (code, label)
+    session_minutes: int = 30
+    pair_appearances_per_item: int = 3
+    pair_min_opponents: int = 2
+    min_items_per_model: int = 30
+    min_raters_per_item: int = 15
+    item_texts: dict[str, str] = field(default_factory=dict)
+
+
+DASH = "—"
+LEADERBOARD_SIZE = 10
+SNIPPET_CHARS = 90
+
+
+def fmt(value: Any, digits: int = 2) -> str:
+    if value is None:
+        return DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = f"{value:.{digits}f}"
+        # -0.00 reads as a sign that is not there.
+        return text[1:] if text.startswith("-") and float(text) == 0 else text
+    return str(value)
+
+
+def fmt_interval(stats: Any, digits: int = 2) -> str:
+    """`3.50 [2.95, 4.10]`: the estimate and its bootstrap interval.
+
+    The space inside the brackets does not break, so a narrow column wraps the interval as a
+    whole under the estimate.
+    """
+    if not isinstance(stats, dict) or stats.get("value") is None:
+        return DASH
+    low, high = stats.get("ci_low"), stats.get("ci_high")
+    if low is None or high is None:
+        return fmt(stats["value"], digits)
+    return f"{fmt(stats['value'], digits)} [{fmt(low, digits)},\u00a0{fmt(high, digits)}]"
+
+
+def fmt_percent(stats: Any) -> str:
+    """`65.1% [59.3, 71.1]` for a proportion."""
+    if not isinstance(stats, dict) or stats.get("value") is None:
+        return DASH
+    scaled = {
+        key: (None if stats.get(key) is None else 100 * stats[key])
+        for key in ("value", "ci_low", "ci_high")
+    }
+    text = fmt_interval(scaled, 1)
+    head, _, tail = text.partition(" ")
+    return f"{head}%" + (f" {tail}" if tail else "")
+
+
+def _snippet(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
+
+
+def _primary(questions: list[ReportQuestion]) -> str | None:
+    names = [q.name for q in questions]
+    if "funniness" in names:
+        return "funniness"
+    likert = [q.name for q in questions if not q.is_binary]
+    return likert[-1] if likert else (names[0] if names else None)
+
+
+def _summary(
+    document: dict[str, Any], dimension: str, title: str, questions: list[ReportQuestion]
+) -> dict[str, Any]:
+    groups = (document.get("groups") or {}).get(dimension) or {}
+    size = "n_raters" if dimension == "background" else "n_items"
+    columns = [dimension.replace("_", " "), size.replace("_", " ")]
+    columns += [q.name + (" (rate)" if q.is_binary else " (mean)") for q in questions]
+    # Turing accuracy belongs to items; a rater-background split has none.
+    turing = dimension != "background"
+    if turing:
+        columns.append("Turing accuracy")
+    rows = []
+    for group in sorted(groups):
+        entry = groups[group]
+        row = [group, fmt(entry.get(size))]
+        for q in questions:
+            stats = (entry.get("questions") or {}).get(q.name)
+            row.append(fmt_percent(stats) if q.is_binary else fmt_interval(stats))
+        if turing:
+            row.append(fmt_percent(entry.get("turing_accuracy")))
+        rows.append(row)
+    return {"title": title, "columns": columns, "rows": rows}
+
+
+def _leaderboards(
+    document: dict[str, Any], study: ReportStudy, primary: str | None
+) -> list[dict[str, Any]]:
+    items = {item["item"]: item for item in document.get("items") or []}
+    by_level = document.get("bradley_terry_by_level") or {}
+    # Levels are ranked separately (never mixed); the pooled ranking only when there is no split.
+    scopes = [(level, by_level[level]) for level in sorted(by_level)] or [
+        ("all levels", document.get("bradley_terry") or [])
+    ]
+    boards = []
+    for scope, rows in scopes:
+        components = {row.get("component") for row in rows}
+        board = []
+        for row in rows[:LEADERBOARD_SIZE]:
+            item = items.get(row["item"], {})
+            stats = (item.get("questions") or {}).get(primary) if primary else None
+            board.append(
+                {
+                    "rank": fmt(row.get("rank")),
+                    "item": row["item"],
+                    "text": _snippet(study.item_texts.get(row["item"], "")),
+                    "source": item.get("source", DASH),
+                    "humor_type": item.get("humor_type", DASH),
+                    "score": fmt_interval(
+                        {
+                            "value": row.get("score"),
+                            "ci_low": row.get("ci_low"),
+                            "ci_high": row.get("ci_high"),
+                        }
+                    ),
+                    "component": fmt(row.get("component")),
+                    "primary": fmt_interval(stats),
+                }
+            )
+        boards.append(
+            {
+                "scope": scope,
+                "rows": board,
+                "total": len(rows),
+                "components": len(components),
+            }
+        )
+    return boards
+
+
+def _agreement(document: dict[str, Any], questions: list[ReportQuestion]) -> list[dict[str, Any]]:
+    agreement = document.get("agreement") or {}
+    thresholds = Thresholds()
+    rows = []
+    for name in question_names(document, [q.name for q in questions]):
+        entry = agreement.get(name)
+        if not entry:
+            continue
+        measure = headline_alpha(entry)
+        by_group = entry.get("krippendorff_alpha_by_group") or {}
+        culture = sum(
+            1
+            for row in entry.get("per_item") or []
+            if row.get("cross_group") is not None
+            and row["cross_group"] < thresholds.culture_dependent_agreement
+        )
+        rows.append(
+            {
+                "question": name,
+                "n_ratings": fmt(entry.get("n_ratings")),
+                "fleiss": fmt_interval(entry.get("fleiss_kappa")),
+                "measure": measure,
+                "alpha": fmt_interval((entry.get("krippendorff_alpha") or {}).get(measure)),
+                "by_group": [(group, fmt_interval(by_group[group])) for group in sorted(by_group)],
+                "culture_dependent": culture,
+            }
+        )
+    return rows
+
+
+def _turing(document: dict[str, Any]) -> list[dict[str, Any]]:
+    turing = document.get("turing") or {}
+    entries = []
+    if turing.get("overall"):
+        entries.append(("all items", turing["overall"]))
+    by_source = turing.get("by_source") or {}
+    entries += [(source, by_source[source]) for source in sorted(by_source)]
+    return [
+        {
+            "source": source,
+            "n": fmt(entry.get("n")),
+            "accuracy": fmt_percent(entry.get("accuracy")),
+            "judged_human": fmt_percent(entry.get("judged_human")),
+            "d_prime": fmt(entry.get("d_prime")),
+            "verdict": entry.get("verdict") or DASH,
+        }
+        for source, entry in entries
+    ]
+
+
+def _diagnostics(document: dict[str, Any]) -> list[tuple[str, str]]:
+    diagnostics = document.get("diagnostics") or {}
+    rows = []
+    bias = diagnostics.get("position_bias") or {}
+    if bias:
+        rows.append(
+            (
+                "Left side chosen in pairs (position bias; 50% = none)",
+                f"{fmt_percent(bias.get('left_choice_rate'))}, p = {fmt(bias.get('p_value'), 3)}",
+            )
+        )
+    slope = (diagnostics.get("fatigue") or {}).get("slope")
+    if slope:
+        rows.append(
+            ("Change of the mean per minute into the session (fatigue)", fmt_interval(slope, 3))
+        )
+    if diagnostics.get("explanation_match_rate"):
+        rows.append(
+            (
+                "Self-explanations that name the real mechanism",
+                fmt_percent(diagnostics["explanation_match_rate"]),
+            )
+        )
+    return rows
+
+
+def report_context(
+    document: dict[str, Any], *, study: ReportStudy, generated_at: datetime
+) -> dict[str, Any]:
+    """Everything the printable report shows, rounded for reading; the template only lays out."""
+    questions = study.questions
+    primary = _primary(questions)
+    level = document.get("level")
+    thresholds = Thresholds()
+    provenance = provenance_table(document, study=study.slug)
+    computed_at = document.get("computed_at") or ""
+    with contextlib.suppress(ValueError):
+        computed_at = datetime.fromisoformat(computed_at).isoformat(timespec="seconds")
+    return {
+        "computed_at": computed_at,
+        "study": study,
+        "generated_at": generated_at.isoformat(timespec="seconds"),
+        "document": document,
+        "primary": primary,
+        "questions": questions,
+        "counts": document.get("counts") or {},
+        "level_percent": fmt(100 * level, 0) if isinstance(level, float | int) else DASH,
+        "thresholds": thresholds,
+        "summaries": [
+            _summary(document, "humor_type", "By humor type", questions),
+            _summary(document, "source", "By source (model or human)", questions),
+            _summary(document, "level", "By test level", questions),
+            _summary(document, "background", "By rater background", questions),
+        ],
+        "leaderboards": _leaderboards(document, study, primary),
+        "agreement": _agreement(document, questions),
+        "turing": _turing(document),
+        "diagnostics": _diagnostics(document),
+        "warnings": document.get("warnings") or [],
+        "provenance": [(key, fmt(value, 4)) for key, value in provenance.rows],
+        "seeds": [
+            ("Turing (overall)", ((document.get("turing") or {}).get("overall") or {}).get("seed")),
+            ("Fatigue", ((document.get("diagnostics") or {}).get("fatigue") or {}).get("seed")),
+        ],
+        "provenance_name": PROVENANCE,
+    }
+
+
+def render_report_html(context: dict[str, Any]) -> str:
+    return render_to_string("reports/report.html", context)
+
+
+def write_pdf(html: str, path: Path) -> None:
+    # Imported here: WeasyPrint loads Pango at import, which only the PDF export needs.
+    from weasyprint import HTML
+
+    HTML(string=html).write_pdf(str(path))
