@@ -408,3 +408,39 @@ def bootstrap_statistic(
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(stats, [tail, 1.0 - tail])
     return float(low), float(high)
+
+
+def grouped_proportion_ci(
+    successes: np.ndarray,
+    groups: np.ndarray,
+    n_groups: int,
+    *,
+    clusters: np.ndarray | None = None,
+    rounds: int = 1000,
+    seed: int,
+    level: float = 0.95,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`grouped_mean_ci` for 0/1 outcomes, with proportion_ci's rule for unanimous groups.
+
+    A group whose outcomes are all equal (an item every rater judged correctly) would get the
+    degenerate percentile interval [1, 1]; such groups get the Wilson score interval instead,
+    with n = the group's number of outcomes (or of distinct clusters, when clustered).
+    """
+    values = np.asarray(successes, dtype=np.float64)
+    g = np.asarray(groups, dtype=np.int64)
+    estimate, low, high, n = grouped_mean_ci(
+        values, g, n_groups, clusters=clusters, rounds=rounds, seed=seed, level=level
+    )
+    if values.size == 0:
+        return estimate, low, high, n
+    ones = np.bincount(g, weights=values, minlength=n_groups)
+    unanimous = (n > 0) & ((ones == 0) | (ones == n))
+    if clusters is not None:
+        pairs = np.unique(np.stack([g, np.asarray(clusters, dtype=np.int64)]), axis=1)
+        n_eff = np.bincount(pairs[0], minlength=n_groups)
+    else:
+        n_eff = n
+    for k in np.flatnonzero(unanimous):
+        share = ones[k] / n[k]
+        low[k], high[k] = _wilson(share * n_eff[k], float(n_eff[k]), level)
+    return estimate, low, high, n

@@ -27,7 +27,7 @@ from apps.analysis.stats.agreement import (
     krippendorff_alpha_ci,
     per_item_agreement,
 )
-from apps.analysis.stats.bootstrap import grouped_mean_ci, proportion_ci
+from apps.analysis.stats.bootstrap import grouped_mean_ci, grouped_proportion_ci, proportion_ci
 from apps.analysis.stats.bradley_terry import bt_bootstrap
 from apps.analysis.stats.diagnostics import (
     fatigue,
@@ -331,7 +331,7 @@ def _group_table(
             )
     is_ai = ~inputs.item_is_human
     correct = (inputs.turing_guess_ai == is_ai[inputs.turing_item]).astype(float)
-    est, low, high, n = grouped_mean_ci(
+    est, low, high, n = grouped_proportion_ci(
         correct,
         item_group[inputs.turing_item],
         n_groups,

@@ -344,3 +344,17 @@ def test_rater_clustered_bt_intervals_cover_and_iid_ones_do_not() -> None:
     # Measured: 0.94 against 0.73.
     assert 0.89 < cover["rater"] / reps < 0.99
     assert cover["none"] / reps < 0.85
+
+
+def test_grouped_proportions_of_unanimous_groups_get_wilson_intervals_not_a_point():
+    from apps.analysis.stats.bootstrap import grouped_proportion_ci
+
+    outcomes = np.array([1, 1, 1, 0, 1, 0, 1, 0], dtype=float)
+    groups = np.array([0, 0, 0, 1, 1, 1, 1, 1])
+    estimate, low, high, n = grouped_proportion_ci(outcomes, groups, 2, rounds=200, seed=3)
+    assert list(n) == [3, 5]
+    assert estimate[0] == 1.0
+    assert high[0] == 1.0
+    # Wilson's 95% lower bound for 3 of 3 is 0.4385 (z = 1.96): far from the degenerate 1.0.
+    assert low[0] == pytest.approx(0.4385, abs=1e-3)
+    assert low[1] < estimate[1] < high[1]
