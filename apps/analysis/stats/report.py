@@ -115,10 +115,11 @@ def _items(
         flagged[inputs.score_item[rows][inputs.score_value[rows] > 0]] = True
     is_ai = ~inputs.item_is_human
     correct = (inputs.turing_guess_ai == is_ai[inputs.turing_item]).astype(float)
-    turing = grouped_mean_ci(
+    # Proportions per item rest on a handful of judgments: unanimous ones get Wilson intervals.
+    turing = grouped_proportion_ci(
         correct, inputs.turing_item, n, rounds=rounds, seed=seed + 500, level=LEVEL
     )
-    explained = grouped_mean_ci(
+    explained = grouped_proportion_ci(
         inputs.explanation_match.astype(float),
         inputs.explanation_item,
         n,
