@@ -13,7 +13,10 @@ from apps.studies.services import EDITABLE_SETTINGS
 class StudyCreateForm(forms.Form):
     slug = forms.SlugField(label=_("Short name (in the rater link)"), max_length=64)
     name = forms.CharField(label=_("Name"), max_length=200)
-    rubric = forms.ChoiceField(label=_("Rubric"), choices=[("humor", _("Humor scorecard")), ("content", _("Content rubric"))])
+    rubric = forms.ChoiceField(
+        label=_("Rubric"),
+        choices=[("humor", _("Humor scorecard")), ("content", _("Content rubric"))],
+    )
 
 
 class StudySettingsForm(forms.ModelForm):
@@ -34,7 +37,9 @@ class StudySettingsForm(forms.ModelForm):
             self.fields[name].required = False
 
     def task_mix(self) -> dict[str, float]:
-        return {kind: self.cleaned_data[f"share_{kind}"] for kind in ("scorecard", "pair", "turing")}
+        return {
+            kind: self.cleaned_data[f"share_{kind}"] for kind in ("scorecard", "pair", "turing")
+        }
 
 
 class QuotaForm(forms.Form):
@@ -45,7 +50,10 @@ class QuotaForm(forms.Form):
         self.groups = list(BackgroundGroup.objects.filter(study=study).order_by("position", "code"))
         for group in self.groups:
             self.fields[f"quota_{group.code}"] = forms.IntegerField(
-                label=group.label.get("en", group.code), required=False, min_value=0, max_value=1_000_000,
+                label=group.label.get("en", group.code),
+                required=False,
+                min_value=0,
+                max_value=1_000_000,
                 initial=group.quota,
             )
 

@@ -41,15 +41,26 @@ def study_progress(*, study: Study) -> dict[str, Any]:
         active=Count("pk", filter=Q(ended_at__isnull=True, deadline__gt=now)),
         completed=Count("pk", filter=Q(end_reason=RaterSession.EndReason.COMPLETED)),
         timed_out=Count(
-            "pk", filter=Q(end_reason=RaterSession.EndReason.TIMED_OUT) | Q(ended_at__isnull=True, deadline__lte=now)
+            "pk",
+            filter=Q(end_reason=RaterSession.EndReason.TIMED_OUT)
+            | Q(ended_at__isnull=True, deadline__lte=now),
         ),
         withdrawn=Count("pk", filter=Q(end_reason=RaterSession.EndReason.WITHDRAWN)),
         imported=Count("pk", filter=Q(end_reason=RaterSession.EndReason.IMPORTED)),
     )
-    items = list(Item.objects.filter(study=study, is_attention_check=False).order_by("external_id").values_list("pk", "external_id"))
+    items = list(
+        Item.objects.filter(study=study, is_attention_check=False)
+        .order_by("external_id")
+        .values_list("pk", "external_id")
+    )
     scorecards = ScoreResponse.objects.filter(study=study, item__is_attention_check=False)
     per_item_group = Counter(
-        {(item, group): n for item, group, n in scorecards.values_list("item_id", "rater__background_id").annotate(n=Count("pk"))}
+        {
+            (item, group): n
+            for item, group, n in scorecards.values_list(
+                "item_id", "rater__background_id"
+            ).annotate(n=Count("pk"))
+        }
     )
     per_item: Counter[int] = Counter()
     for (item, _group), n in per_item_group.items():
@@ -72,8 +83,12 @@ def study_progress(*, study: Study) -> dict[str, Any]:
     hour_ago = now - timedelta(hours=1)
     recent = (
         scorecards.filter(created_at__gte=hour_ago, origin="collected").count()
-        + PairJudgment.objects.filter(study=study, created_at__gte=hour_ago, origin="collected").count()
-        + TuringJudgment.objects.filter(study=study, created_at__gte=hour_ago, origin="collected").count()
+        + PairJudgment.objects.filter(
+            study=study, created_at__gte=hour_ago, origin="collected"
+        ).count()
+        + TuringJudgment.objects.filter(
+            study=study, created_at__gte=hour_ago, origin="collected"
+        ).count()
     )
     tasks_left = scorecards_left + (pairs_left + 1) // 2 + turing_left
     n_groups = max(1, len(groups))
@@ -116,12 +131,18 @@ def study_progress(*, study: Study) -> dict[str, Any]:
             ),
             "left": pairs_left,
         },
-        "turing": {"target": study.turing_judgments_per_item, "done": sum(turing.values()), "left": turing_left},
+        "turing": {
+            "target": study.turing_judgments_per_item,
+            "done": sum(turing.values()),
+            "left": turing_left,
+        },
         "estimate": {
             "tasks_left": tasks_left,
             "sessions_left": -(-tasks_left // max(1, study.tasks_per_session)),
             "per_hour": recent,
             "hours_left": round(tasks_left / recent, 1) if recent else None,
         },
-        "coverage": Coverage(groups=[g.code for g in groups], rows=coverage_rows, per_group_target=per_group_target),
+        "coverage": Coverage(
+            groups=[g.code for g in groups], rows=coverage_rows, per_group_target=per_group_target
+        ),
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
@@ -46,12 +47,14 @@ def study_new(request: HttpRequest) -> HttpResponse:
                     slug=form.cleaned_data["slug"],
                     rubric_slug=form.cleaned_data["rubric"],
                     name=form.cleaned_data["name"],
-                    owner=request.user,
+                    owner=request.user if isinstance(request.user, User) else None,
                 )
             except DomainError as exc:
                 form.add_error(exc.field if exc.field in form.fields else None, exc.message)
             else:
-                messages.success(request, _("Study created as a draft. Upload items, then open it."))
+                messages.success(
+                    request, _("Study created as a draft. Upload items, then open it.")
+                )
                 return HttpResponseRedirect(reverse("dashboard:settings", args=[study.slug]))
         status = 400
     return render(request, "dashboard/study_new.html", {"form": form}, status=status)
@@ -68,14 +71,22 @@ def _links(request: HttpRequest, study: Study) -> dict[str, str]:
 
 @study_view
 def overview(request: HttpRequest, study: Study) -> HttpResponse:
-    context = {"study": study, "progress": study_progress(study=study), "links": _links(request, study)}
+    context = {
+        "study": study,
+        "progress": study_progress(study=study),
+        "links": _links(request, study),
+    }
     return render(request, "dashboard/overview.html", context)
 
 
 @study_view
 def progress_partial(request: HttpRequest, study: Study) -> HttpResponse:
     """The progress block alone, for the page's periodic refresh."""
-    return render(request, "dashboard/_progress.html", {"study": study, "progress": study_progress(study=study)})
+    return render(
+        request,
+        "dashboard/_progress.html",
+        {"study": study, "progress": study_progress(study=study)},
+    )
 
 
 @study_view
@@ -92,7 +103,9 @@ def study_settings(request: HttpRequest, study: Study) -> HttpResponse:
                     study_configure(study=study, task_mix=form.task_mix(), **changes)
                     study_quotas_set(study=study, quotas=quotas.quotas())
             except DomainError as exc:
-                target = form if (exc.field or "") in form.fields or exc.field == "task_mix" else quotas
+                target = (
+                    form if (exc.field or "") in form.fields or exc.field == "task_mix" else quotas
+                )
                 field = exc.field if exc.field in target.fields else None
                 target.add_error(field, exc.message)
             else:
@@ -161,5 +174,8 @@ def status_change(request: HttpRequest, study: Study) -> HttpResponse:
     except DomainError as exc:
         messages.error(request, exc.message)
         return _settings_page(request, study, status=exc.status_code)
-    messages.success(request, _("The study is now %(status)s.") % {"status": Study.Status(request.POST["status"]).label})
+    messages.success(
+        request,
+        _("The study is now %(status)s.") % {"status": Study.Status(request.POST["status"]).label},
+    )
     return HttpResponseRedirect(reverse("dashboard:settings", args=[study.slug]))

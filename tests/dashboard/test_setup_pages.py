@@ -49,9 +49,18 @@ def client_for(user) -> Client:
 
 def snapshot(study: Study) -> tuple:
     study.refresh_from_db()
-    groups = tuple(BackgroundGroup.objects.filter(study=study).values_list("code", "quota", "filled"))
-    return (study.status, study.session_minutes, study.attention_check_rate, study.task_mix, groups,
-            Item.objects.filter(study=study).count(), Study.objects.count())
+    groups = tuple(
+        BackgroundGroup.objects.filter(study=study).values_list("code", "quota", "filled")
+    )
+    return (
+        study.status,
+        study.session_minutes,
+        study.attention_check_rate,
+        study.task_mix,
+        groups,
+        Item.objects.filter(study=study).count(),
+        Study.objects.count(),
+    )
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -66,7 +75,9 @@ def test_a_rater_browser_session_gives_no_researcher_access(study, page):
     study.status = Study.Status.OPEN
     study.save()
     client = Client()
-    client.post(f"/s/{study.slug}/", {"background": "technical", "age_band": "25-34", "consent": "on"})
+    client.post(
+        f"/s/{study.slug}/", {"background": "technical", "age_band": "25-34", "consent": "on"}
+    )
     response = client.get(f"/studies/{study.slug}/{'' if page == 'overview' else page + '/'}")
     assert response.status_code == 302
     assert response["Location"].startswith("/accounts/login/")
@@ -75,7 +86,9 @@ def test_a_rater_browser_session_gives_no_researcher_access(study, page):
 @pytest.mark.parametrize("page", PAGES)
 def test_researchers_of_other_studies_get_not_found(study, outsider, page):
     study_create(slug="theirs", rubric_slug="humor", owner=outsider)
-    response = client_for(outsider).get(f"/studies/{study.slug}/{'' if page == 'overview' else page + '/'}")
+    response = client_for(outsider).get(
+        f"/studies/{study.slug}/{'' if page == 'overview' else page + '/'}"
+    )
     assert response.status_code == 404
 
 
@@ -86,7 +99,9 @@ def test_owners_members_and_admins_see_the_pages(study, owner, admin, django_use
     if who == "member":
         user = django_user_model.objects.create_user("member", password="pw-member-123")
         study_member_add(study=study, user=user)
-    response = client_for(user).get(f"/studies/{study.slug}/{'' if page == 'overview' else page + '/'}")
+    response = client_for(user).get(
+        f"/studies/{study.slug}/{'' if page == 'overview' else page + '/'}"
+    )
     assert response.status_code == 200
 
 
@@ -101,7 +116,9 @@ def test_study_list_shows_only_ones_own_studies(study, outsider, admin):
 
 
 def test_creating_a_study_makes_the_creator_its_owner(outsider):
-    response = client_for(outsider).post("/studies/new/", {"slug": "new-one", "name": "New one", "rubric": "content"})
+    response = client_for(outsider).post(
+        "/studies/new/", {"slug": "new-one", "name": "New one", "rubric": "content"}
+    )
     assert response.status_code == 302
     study = Study.objects.get(slug="new-one")
     assert study.status == "draft"
@@ -117,7 +134,9 @@ def test_creating_a_study_makes_the_creator_its_owner(outsider):
         ({"slug": "ok", "name": "x", "rubric": "poems"}, "rubric"),
     ],
 )
-def test_bad_new_study_is_refused_with_a_message_and_nothing_created(study, outsider, data, fragment):
+def test_bad_new_study_is_refused_with_a_message_and_nothing_created(
+    study, outsider, data, fragment
+):
     before = Study.objects.count()
     response = client_for(outsider).post("/studies/new/", data)
     assert response.status_code == 400
@@ -127,12 +146,25 @@ def test_bad_new_study_is_refused_with_a_message_and_nothing_created(study, outs
 
 def _settings_post(study: Study, **overrides) -> dict:
     data = {
-        "s-name": study.name, "s-description": "", "s-session_minutes": 30, "s-tasks_per_session": 40,
-        "s-target_scorecards_per_item": 15, "s-pair_appearances_per_item": 3, "s-pair_min_opponents": 2,
-        "s-turing_judgments_per_item": 10, "s-attention_check_rate": 0.05, "s-min_items_per_model": 30,
-        "s-min_raters_per_item": 15, "s-prolific_completion_code": "", "s-prolific_screenout_code": "",
-        "s-share_scorecard": 0.6, "s-share_pair": 0.3, "s-share_turing": 0.1,
-        "q-quota_technical": "", "q-quota_content_operations": "", "q-quota_administrative_support": "",
+        "s-name": study.name,
+        "s-description": "",
+        "s-session_minutes": 30,
+        "s-tasks_per_session": 40,
+        "s-target_scorecards_per_item": 15,
+        "s-pair_appearances_per_item": 3,
+        "s-pair_min_opponents": 2,
+        "s-turing_judgments_per_item": 10,
+        "s-attention_check_rate": 0.05,
+        "s-min_items_per_model": 30,
+        "s-min_raters_per_item": 15,
+        "s-prolific_completion_code": "",
+        "s-prolific_screenout_code": "",
+        "s-share_scorecard": 0.6,
+        "s-share_pair": 0.3,
+        "s-share_turing": 0.1,
+        "q-quota_technical": "",
+        "q-quota_content_operations": "",
+        "q-quota_administrative_support": "",
         "q-quota_traditional_industries": "",
     }
     data.update(overrides)
@@ -142,12 +174,24 @@ def _settings_post(study: Study, **overrides) -> dict:
 def test_settings_and_quotas_are_saved(study, owner):
     response = client_for(owner).post(
         f"/studies/{study.slug}/settings/",
-        _settings_post(study, **{"s-session_minutes": 20, "s-adaptive_pairing": "on", "q-quota_technical": 12,
-                                 "s-share_turing": 0.0, "s-prolific_completion_code": "C0DE"}),
+        _settings_post(
+            study,
+            **{
+                "s-session_minutes": 20,
+                "s-adaptive_pairing": "on",
+                "q-quota_technical": 12,
+                "s-share_turing": 0.0,
+                "s-prolific_completion_code": "C0DE",
+            },
+        ),
     )
     assert response.status_code == 302
     study.refresh_from_db()
-    assert (study.session_minutes, study.adaptive_pairing, study.prolific_completion_code) == (20, True, "C0DE")
+    assert (study.session_minutes, study.adaptive_pairing, study.prolific_completion_code) == (
+        20,
+        True,
+        "C0DE",
+    )
     assert study.task_mix == {"scorecard": 0.6, "pair": 0.3, "turing": 0.0}
     assert BackgroundGroup.objects.get(study=study, code="technical").quota == 12
 
@@ -163,9 +207,13 @@ def test_settings_and_quotas_are_saved(study, owner):
         ({"s-session_minutes": "half an hour"}, "whole number"),
     ],
 )
-def test_bad_settings_are_refused_with_a_message_and_nothing_saved(study, owner, overrides, fragment):
+def test_bad_settings_are_refused_with_a_message_and_nothing_saved(
+    study, owner, overrides, fragment
+):
     before = snapshot(study)
-    response = client_for(owner).post(f"/studies/{study.slug}/settings/", _settings_post(study, **overrides))
+    response = client_for(owner).post(
+        f"/studies/{study.slug}/settings/", _settings_post(study, **overrides)
+    )
     assert response.status_code == 400
     assert fragment in response.content.decode()
     assert snapshot(study) == before
@@ -178,7 +226,8 @@ def test_quota_below_places_taken_is_refused_and_nothing_saved(study, owner):
         rater_enroll(study=study, background="technical", age_band="25-34", consent=True)
     before = snapshot(study)
     response = client_for(owner).post(
-        f"/studies/{study.slug}/settings/", _settings_post(study, **{"q-quota_technical": 2, "s-session_minutes": 12})
+        f"/studies/{study.slug}/settings/",
+        _settings_post(study, **{"q-quota_technical": 2, "s-session_minutes": 12}),
     )
     assert response.status_code == 400
     assert "already enrolled" in response.content.decode()
@@ -187,13 +236,17 @@ def test_quota_below_places_taken_is_refused_and_nothing_saved(study, owner):
 
 def test_outsider_cannot_change_settings(study, outsider):
     before = snapshot(study)
-    response = client_for(outsider).post(f"/studies/{study.slug}/settings/", _settings_post(study, **{"s-session_minutes": 5}))
+    response = client_for(outsider).post(
+        f"/studies/{study.slug}/settings/", _settings_post(study, **{"s-session_minutes": 5})
+    )
     assert response.status_code == 404
     assert snapshot(study) == before
 
 
 def test_uploading_items_uses_the_import_validation(study, owner):
-    good = "\n".join(json.dumps({"id": f"n{i}", "text": f"joke {i}", "source": "human"}) for i in range(3))
+    good = "\n".join(
+        json.dumps({"id": f"n{i}", "text": f"joke {i}", "source": "human"}) for i in range(3)
+    )
     response = client_for(owner).post(
         f"/studies/{study.slug}/items/", {"file": SimpleUploadedFile("items.jsonl", good.encode())}
     )
@@ -252,7 +305,9 @@ def test_a_study_without_items_cannot_open(owner):
     assert empty.status == "draft"
 
 
-def test_progress_counts_match_the_data(demo_study, django_user_model, django_assert_max_num_queries):
+def test_progress_counts_match_the_data(
+    demo_study, django_user_model, django_assert_max_num_queries
+):
     user = django_user_model.objects.create_user("r", password="pw-r-123456")
     study_member_add(study=demo_study, user=user)
     client = client_for(user)
