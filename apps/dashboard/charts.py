@@ -410,10 +410,12 @@ def fatigue_chart(
         f'<polyline class="line" points="{line}" fill="none" stroke="{ACCENT}" stroke-width="2"/>'
     )
     for b in points:
-        tip = (
-            f"{fmt(b.get('start'), 0)}–{fmt(b.get('end'), 0)} min: "
-            f"{fmt_interval(b.get('mean'), b.get('ci_low'), b.get('ci_high'))}, n = {b.get('n', '')}"
-        )
+        tip = _("%(start)s–%(end)s min: %(interval)s, n = %(n)s") % {
+            "start": fmt(b.get("start"), 0),
+            "end": fmt(b.get("end"), 0),
+            "interval": fmt_interval(b.get("mean"), b.get("ci_low"), b.get("ci_high")),
+            "n": b.get("n", ""),
+        }
         parts.append(
             f'<circle class="dot" cx="{_n(px(mid(b)))}" cy="{_n(py(float(b["mean"])))}" r="3" fill="{ACCENT}">'
             f"<title>{_e(tip)}</title></circle>"

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from apps.raters.models import BackgroundGroup
@@ -27,6 +28,23 @@ class StudySettingsForm(forms.ModelForm):
     class Meta:
         model = Study
         fields = list(EDITABLE_SETTINGS)
+        # The model's own labels, marked here so the set-up page can be translated.
+        labels = {
+            "name": _("Name"),
+            "description": _("Description"),
+            "session_minutes": _("Session minutes"),
+            "tasks_per_session": _("Tasks per session"),
+            "target_scorecards_per_item": _("Target scorecards per item"),
+            "pair_appearances_per_item": _("Pair appearances per item"),
+            "pair_min_opponents": _("Pair min opponents"),
+            "turing_judgments_per_item": _("Turing judgments per item"),
+            "attention_check_rate": _("Attention check rate"),
+            "adaptive_pairing": _("Adaptive pairing"),
+            "min_items_per_model": _("Min items per model"),
+            "min_raters_per_item": _("Min raters per item"),
+            "prolific_completion_code": _("Prolific completion code"),
+            "prolific_screenout_code": _("Prolific screenout code"),
+        }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -42,6 +60,12 @@ class StudySettingsForm(forms.ModelForm):
         }
 
 
+def _group_label(labels: dict[str, str], default: str) -> str:
+    """A background group's {"en": ..., "zh": ...} label in the page's language."""
+    key = "zh" if (get_language() or "en").lower().startswith("zh") else "en"
+    return labels.get(key) or labels.get("en") or default
+
+
 class QuotaForm(forms.Form):
     """One optional quota per background group of the study (blank = no limit)."""
 
@@ -50,7 +74,7 @@ class QuotaForm(forms.Form):
         self.groups = list(BackgroundGroup.objects.filter(study=study).order_by("position", "code"))
         for group in self.groups:
             self.fields[f"quota_{group.code}"] = forms.IntegerField(
-                label=group.label.get("en", group.code),
+                label=_group_label(group.label, group.code),
                 required=False,
                 min_value=0,
                 max_value=1_000_000,

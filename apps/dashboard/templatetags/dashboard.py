@@ -6,6 +6,7 @@ from django import template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 
 from apps.dashboard.selectors import Coverage
 
@@ -32,7 +33,7 @@ def coverage_heatmap(coverage: Coverage, cell_height: int = 3) -> SafeString:
     width = cell_width * len(groups)
     parts = [
         f'<svg class="heatmap" viewBox="0 0 {width} {height}" width="{width}" height="{min(height, 600)}" '
-        f'preserveAspectRatio="none" role="img" aria-label="{escape("coverage heat map")}">'
+        f'preserveAspectRatio="none" role="img" aria-label="{escape(_("coverage heat map"))}">'
     ]
     for g, code in enumerate(groups):
         parts.append(

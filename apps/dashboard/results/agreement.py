@@ -1,0 +1,163 @@
+"""Agreement: Fleiss' kappa and Krippendorff's alpha per question and group, cross-group flags."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.http import HttpRequest
+from django.utils.translation import gettext as _
+
+from apps.dashboard import charts
+from apps.dashboard.results.common import (
+    DEFAULTS,
+    LIST_LIMIT,
+    Payload,
+    Questions,
+    Table,
+    download_url,
+    interval_cells,
+    load_questions,
+    threshold_of,
+)
+from apps.studies.models import Study
+
+
+def _headline_alpha(entry: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None]:
+    """The alpha that fits the scale, as in the stored warnings: ordinal for ratings, nominal
+    for flags."""
+    alphas = entry.get("krippendorff_alpha") or {}
+    measure = "ordinal" if "ordinal" in alphas else "nominal"
+    return measure, alphas.get(measure)
+
+
+def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
+    questions = load_questions(study, payload)
+    agreement = payload.get("agreement") or {}
+    culture = threshold_of(payload, "culture_dependent_items", DEFAULTS.culture_dependent_agreement)
+    controversial = threshold_of(payload, "controversial_question", DEFAULTS.controversial_kappa)
+    rows, chart_rows = [], []
+    group_names: set[str] = set()
+    for name in questions.all:
+        entry = agreement.get(name)
+        if entry is None:
+            continue
+        measure, headline = _headline_alpha(entry)
+        per_item = entry.get("per_item") or []
+        alphas = entry.get("krippendorff_alpha") or {}
+        rows.append(
+            {
+                "question": name,
+                "n_ratings": entry.get("n_ratings"),
+                "weights": entry.get("weights"),
+                "fleiss_kappa": entry.get("fleiss_kappa"),
+                "alpha": [alphas.get(level) for level in ("nominal", "ordinal", "interval")],
+                "headline": measure,
+                "cross_group_flagged": sum(
+                    1
+                    for row in per_item
+                    if row.get("cross_group") is not None and row["cross_group"] < culture
+                ),
+                "controversial_items": sum(
+                    1
+                    for row in per_item
+                    if row.get("agreement") is not None and row["agreement"] < controversial
+                ),
+            }
+        )
+        group_names |= set((entry.get("krippendorff_alpha_by_group") or {}).keys())
+        headline = headline or {}
+        chart_rows.append(
+            charts.Row(
+                label=name,
+                value=headline.get("value"),
+                low=headline.get("ci_low"),
+                high=headline.get("ci_high"),
+                detail=_("Krippendorff's alpha (%(m)s)") % {"m": measure},
+            )
+        )
+    groups = sorted(group_names)
+    by_group = [
+        {
+            "question": name,
+            "measure": _headline_alpha(agreement[name])[0],
+            "cells": [
+                (agreement[name].get("krippendorff_alpha_by_group") or {}).get(g) for g in groups
+            ],
+        }
+        for name in questions.all
+        if name in agreement
+    ]
+    flagged = sorted(
+        (
+            item
+            for item in payload.get("items") or []
+            if item.get("cross_group_agreement") is not None
+            and item["cross_group_agreement"] < culture
+        ),
+        key=lambda item: (item["cross_group_agreement"], item["item"]),
+    )
+    lows = [r.low for r in chart_rows if r.low is not None]
+    chart = charts.interval_chart(
+        chart_rows,
+        label=_("Krippendorff's alpha per question with %(level)s intervals") % {"level": "95%"},
+        axis_label=_("Krippendorff's alpha"),
+        domain=(min([-0.2, *lows]), 1.0),
+        references=[charts.Reference(controversial, f"{charts.fmt(controversial)}")],
+    )
+    return {
+        "rows": rows,
+        "groups": groups,
+        "by_group": by_group,
+        "chart": chart,
+        "culture_threshold": culture,
+        "controversial_threshold": controversial,
+        "flagged": flagged[:LIST_LIMIT],
+        "n_flagged": len(flagged),
+        "list_limit": LIST_LIMIT,
+        "download": download_url(study, "agreement"),
+        "download_groups": download_url(study, "agreement-by-group"),
+        "download_cross": download_url(study, "cross-group"),
+    }
+
+
+def agreement_csv(payload: Payload, questions: Questions) -> Table:
+    header = ["question", "n_ratings", "weights", "measure", "value", "ci_low", "ci_high", "n"]
+    rows = []
+    agreement = payload.get("agreement") or {}
+    for name in questions.all:
+        entry = agreement.get(name)
+        if entry is None:
+            continue
+        base = [name, entry.get("n_ratings"), entry.get("weights")]
+        if entry.get("fleiss_kappa"):
+            rows.append([*base, "fleiss_kappa", *interval_cells(entry["fleiss_kappa"])])
+        for level, interval in sorted((entry.get("krippendorff_alpha") or {}).items()):
+            rows.append([*base, f"krippendorff_alpha_{level}", *interval_cells(interval)])
+    return header, rows
+
+
+def agreement_groups_csv(payload: Payload, questions: Questions) -> Table:
+    header = ["question", "group", "measure", "value", "ci_low", "ci_high", "n"]
+    rows = []
+    agreement = payload.get("agreement") or {}
+    for name in questions.all:
+        if name not in agreement:
+            continue
+        measure = _headline_alpha(agreement[name])[0]
+        for group, interval in sorted(
+            (agreement[name].get("krippendorff_alpha_by_group") or {}).items()
+        ):
+            rows.append([name, group, f"krippendorff_alpha_{measure}", *interval_cells(interval)])
+    return header, rows
+
+
+def cross_group_csv(payload: Payload, questions: Questions) -> Table:
+    header = ["question", "item", "agreement", "cross_group"]
+    agreement = payload.get("agreement") or {}
+    rows = [
+        [name, row["item"], row.get("agreement"), row.get("cross_group")]
+        for name in questions.all
+        for row in (agreement.get(name) or {}).get("per_item") or []
+    ]
+    return header, rows

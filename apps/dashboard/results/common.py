@@ -1,0 +1,150 @@
+"""Shared pieces of the results pages: constants, small helpers over the payload, paging."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.paginator import Page, Paginator
+from django.http import HttpRequest, QueryDict
+from django.urls import reverse
+from django.utils.translation import gettext as _
+
+from apps.analysis.stats.inputs import Thresholds
+from apps.dashboard.context import RESULT_SECTIONS
+from apps.studies.models import Item, Question, Study
+
+Payload = Mapping[str, Any]
+Table = tuple[list[str], list[list[Any]]]
+
+PAGE_SIZE = 100
+LIST_LIMIT = 200
+CHART_TOP, CHART_BOTTOM = 50, 10
+# Rater quality: a rater whose median time on a task is below this is a speeder...
+SPEEDER_SECONDS = 3.0
+# ...and one who gives the same value to every scale question of this many consecutive
+# scorecards (in time order) a straight-liner.
+STRAIGHT_LINE_RUN = 5
+LEVELS = [level.value for level in Item.Level]
+SECTIONS = dict(RESULT_SECTIONS)
+DEFAULTS = Thresholds()
+# Percentages put into translated chart titles as values, so no "%" sits in a message.
+PCT = {"level": "95%", "a": "50%", "b": "70%"}
+
+
+@dataclass(frozen=True)
+class Questions:
+    """The rubric's questions present in the payload, in scorecard order."""
+
+    scale: list[str]
+    binary: list[str]
+
+    @property
+    def all(self) -> list[str]:
+        return self.scale + self.binary
+
+
+def load_questions(study: Study, payload: Payload) -> Questions:
+    """Scorecard order and kinds come from the rubric (one query): a jsonb payload on
+    PostgreSQL does not keep the order of its keys."""
+    present = set((payload.get("agreement") or {}).keys())
+    for item in (payload.get("items") or [])[:1]:
+        present |= set(item.get("questions", {}).keys())
+    rubric = list(
+        Question.objects.filter(rubric_id=study.rubric_id)
+        .order_by("position")
+        .values_list("name", "kind")
+    )
+    known = {name for name, _kind in rubric}
+    # Choice questions store an option's index: a mean of indexes means nothing, so they are left
+    # out of the tables (the CSV of the export has them).
+    scale = [name for name, kind in rubric if name in present and kind == Question.Kind.LIKERT]
+    binary = [name for name, kind in rubric if name in present and kind == Question.Kind.BINARY]
+    scale += sorted(present - known)
+    return Questions(scale=scale, binary=binary)
+
+
+def level_name(level: str) -> str:
+    try:
+        return _(str(Item.Level(level).label))
+    except ValueError:
+        return level
+
+
+def group_order(names: Iterable[str], dimension: str) -> list[str]:
+    """Levels in the method's order, models before the human baseline, the rest by name."""
+    names = list(names)
+    if dimension == "level":
+        return sorted(names, key=lambda n: (LEVELS.index(n) if n in LEVELS else len(LEVELS), n))
+    if dimension == "level_humor_type":
+        return sorted(
+            names,
+            key=lambda n: (
+                LEVELS.index(n.split("/", 1)[0]) if n.split("/", 1)[0] in LEVELS else len(LEVELS),
+                n,
+            ),
+        )
+    if dimension == "source":
+        return sorted(names, key=lambda n: (n == Item.HUMAN_SOURCE, n))
+    return sorted(names)
+
+
+def group_label(name: str, dimension: str) -> str:
+    if dimension == "level":
+        return level_name(name)
+    if dimension == "level_humor_type" and "/" in name:
+        level, humor = name.split("/", 1)
+        return f"{level_name(level)} · {humor}"
+    return name
+
+
+def interval_cells(interval: Mapping[str, Any] | None) -> list[Any]:
+    interval = interval or {}
+    return [
+        interval.get("value"),
+        interval.get("ci_low"),
+        interval.get("ci_high"),
+        interval.get("n"),
+    ]
+
+
+def item_index(payload: Payload) -> dict[str, Mapping[str, Any]]:
+    return {item["item"]: item for item in payload.get("items") or []}
+
+
+def threshold_of(payload: Payload, code: str, default: float) -> float:
+    for warning in payload.get("warnings") or []:
+        if warning.get("code") == code and warning.get("threshold") is not None:
+            return float(warning["threshold"])
+    return default
+
+
+def url_with(request: HttpRequest, **changes: Any) -> str:
+    """This page's URL with some query parameters changed (None removes one)."""
+    query: QueryDict = request.GET.copy()
+    for key, value in changes.items():
+        if value is None or value == "":
+            query.pop(key, None)
+        else:
+            query[key] = str(value)
+    encoded = query.urlencode()
+    return f"{request.path}?{encoded}" if encoded else request.path
+
+
+def paginate(request: HttpRequest, rows: Sequence[Any]) -> Page:
+    # get_page turns a missing, malformed or out-of-range ?page= into the first or last page.
+    return Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+
+
+def page_links(request: HttpRequest, page: Page) -> dict[str, str | None]:
+    return {
+        "previous": url_with(request, page=page.previous_page_number())
+        if page.has_previous()
+        else None,
+        "next": url_with(request, page=page.next_page_number()) if page.has_next() else None,
+    }
+
+
+def download_url(study: Study, name: str) -> str:
+    return reverse("dashboard:results_data", args=[study.slug, name])

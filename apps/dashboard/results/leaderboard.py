@@ -1,0 +1,218 @@
+"""The Bradley-Terry leaderboard: per comparison group and level, with CI error bars."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from django.http import HttpRequest
+from django.utils.translation import gettext as _
+
+from apps.dashboard import charts
+from apps.dashboard.results.common import (
+    CHART_BOTTOM,
+    CHART_TOP,
+    Payload,
+    Table,
+    download_url,
+    group_order,
+    item_index,
+    level_name,
+    page_links,
+    paginate,
+    url_with,
+)
+from apps.studies.models import Study
+
+
+def _bt_rows(payload: Payload, scope: str) -> list[Mapping[str, Any]]:
+    if scope:
+        return (payload.get("bradley_terry_by_level") or {}).get(scope) or []
+    return payload.get("bradley_terry") or []
+
+
+def _bounded(rows: Sequence[Mapping[str, Any]], top: int, bottom: int) -> tuple[list[Any], int]:
+    """The first `top` and last `bottom` rows, and how many were left out between them."""
+    if len(rows) <= top + bottom:
+        return list(rows), 0
+    return [*rows[:top], None, *rows[-bottom:]], len(rows) - top - bottom
+
+
+def leaderboard_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
+    by_level = payload.get("bradley_terry_by_level") or {}
+    scope = request.GET.get("level", "")
+    notes = []
+    if scope and scope not in by_level:
+        notes.append(_("There is no leaderboard for that level; showing all levels."))
+        scope = ""
+    rows = _bt_rows(payload, scope)
+    items = item_index(payload)
+    sizes = Counter(row["component"] for row in rows)
+    # Default chart: the largest comparison group (lowest number on a tie).
+    default_component = min(sizes, key=lambda c: (-sizes[c], c)) if sizes else None
+    component: int | None
+    try:
+        component = int(request.GET.get("component", ""))
+    except ValueError:
+        component = default_component
+    if component not in sizes:
+        component = default_component
+    in_component = sorted(
+        (row for row in rows if row["component"] == component),
+        key=lambda row: (
+            -(row["score"] if row["score"] is not None else float("-inf")),
+            row["item"],
+        ),
+    )
+    shown, hidden = _bounded(in_component, CHART_TOP, CHART_BOTTOM)
+    chart_rows = []
+    for row in shown:
+        if row is None:
+            chart_rows.append(
+                charts.Row(label="…", detail=_("%(n)d items not shown") % {"n": hidden})
+            )
+            continue
+        info = items.get(row["item"], {})
+        chart_rows.append(
+            charts.Row(
+                label=row["item"],
+                value=row["score"],
+                low=row["ci_low"],
+                high=row["ci_high"],
+                detail=f"{info.get('source', '')}, {info.get('humor_type', '')}; "
+                + _("rank %(rank)s") % {"rank": row["rank"]},
+            )
+        )
+    chart = charts.leaderboard_chart(
+        chart_rows,
+        label=_("Bradley-Terry scores with %(level)s intervals, comparison group %(c)s")
+        % {"level": "95%", "c": component},
+    )
+
+    def enrich(row: Mapping[str, Any]) -> dict[str, Any]:
+        info = items.get(row["item"], {})
+        return {
+            **row,
+            "source": info.get("source", ""),
+            "level": info.get("level", ""),
+            "humor_type": info.get("humor_type", ""),
+        }
+
+    page = paginate(request, rows)
+    table = [enrich(row) for row in page.object_list]
+
+    per_source: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        if row["score"] is not None:
+            per_source[items.get(row["item"], {}).get("source", "")].append(row["score"])
+    sources = [
+        {
+            "source": source,
+            "n": len(per_source[source]),
+            "mean": statistics.fmean(per_source[source]),
+            "best": max(per_source[source]),
+            "worst": min(per_source[source]),
+        }
+        for source in group_order(per_source.keys(), "source")
+    ]
+    scopes = [("", _("All levels"))] + [
+        (level, level_name(level)) for level in group_order(by_level, "level")
+    ]
+    return {
+        "scope": scope,
+        "scope_links": [
+            {
+                "label": label,
+                "url": url_with(request, level=code or None, component=None, page=None),
+                "current": code == scope,
+            }
+            for code, label in scopes
+        ],
+        "notes": notes,
+        "n_rows": len(rows),
+        "components": [
+            {
+                "id": c,
+                "size": sizes[c],
+                "url": url_with(request, component=c, page=None),
+                "current": c == component,
+            }
+            for c in sorted(sizes)
+        ],
+        "component": component,
+        "chart": chart,
+        "chart_total": len(in_component),
+        "chart_hidden": hidden,
+        "chart_top": CHART_TOP,
+        "chart_bottom": CHART_BOTTOM,
+        "page": page,
+        "page_links": page_links(request, page),
+        "table": table,
+        "sources": sources,
+        "download": download_url(study, "leaderboard-by-level" if scope else "leaderboard"),
+        "download_source": download_url(study, "leaderboard-by-source"),
+    }
+
+
+def leaderboard_csv(payload: Payload, scopes: Iterable[str]) -> Table:
+    items = item_index(payload)
+    header = [
+        "level_scope",
+        "item",
+        "source",
+        "level",
+        "humor_type",
+        "component",
+        "rank",
+        "score",
+        "ci_low",
+        "ci_high",
+    ]
+    rows = []
+    for scope in scopes:
+        for row in _bt_rows(payload, scope):
+            info = items.get(row["item"], {})
+            rows.append(
+                [
+                    scope or "all",
+                    row["item"],
+                    info.get("source"),
+                    info.get("level"),
+                    info.get("humor_type"),
+                    row["component"],
+                    row["rank"],
+                    row["score"],
+                    row["ci_low"],
+                    row["ci_high"],
+                ]
+            )
+    return header, rows
+
+
+def leaderboard_source_csv(payload: Payload) -> Table:
+    items = item_index(payload)
+    header = ["level_scope", "source", "n_items", "mean_score", "max_score", "min_score"]
+    rows = []
+    for scope in ["", *group_order(payload.get("bradley_terry_by_level") or {}, "level")]:
+        per_source: dict[str, list[float]] = defaultdict(list)
+        for row in _bt_rows(payload, scope):
+            if row["score"] is not None:
+                per_source[items.get(row["item"], {}).get("source", "")].append(row["score"])
+        for source in group_order(per_source, "source"):
+            scores = per_source[source]
+            rows.append(
+                [
+                    scope or "all",
+                    source,
+                    len(scores),
+                    statistics.fmean(scores),
+                    max(scores),
+                    min(scores),
+                ]
+            )
+    return header, rows
+
+
+FLAGS = ["culture_dependent", "controversial", "offensive", "safety_intercepted", "too_few_raters"]
