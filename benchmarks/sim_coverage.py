@@ -24,6 +24,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -124,10 +125,15 @@ def main() -> None:
     print(f"{args.reps} replications, {args.rounds} bootstrap rounds, nominal level 0.95")
     mc_se = np.sqrt(0.95 * 0.05 / args.reps)
     t0 = time.perf_counter()
-    mean_setup = {"n_raters": 30, "n_items": 20, "leniency_sd": 0.8, "noise_sd": 1.0}
+    mean_setup: dict[str, Any] = {
+        "n_raters": 30,
+        "n_items": 20,
+        "leniency_sd": 0.8,
+        "noise_sd": 1.0,
+    }
     mean_cov = mean_coverage(reps=args.reps, rounds=args.rounds, seed=args.seed, **mean_setup)
     t1 = time.perf_counter()
-    bt_setup = {"n_items": 8, "n_raters": 40, "per_rater": 30, "taste_sd": 1.0}
+    bt_setup: dict[str, Any] = {"n_items": 8, "n_raters": 40, "per_rater": 30, "taste_sd": 1.0}
     bt_cov = bt_coverage(reps=args.reps, rounds=args.rounds, seed=args.seed, **bt_setup)
     t2 = time.perf_counter()
 
