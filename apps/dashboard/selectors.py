@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -22,6 +23,29 @@ class Coverage:
     groups: list[str]
     rows: list[tuple[str, list[int]]]
     per_group_target: int
+
+
+def _pair_coverage(study: Study) -> tuple[Counter[int], Counter[int]]:
+    """Pairings and distinct opponents per item, counted by the database in one query.
+
+    Each judgment counts once for each of its two items, so the query reads the pair table as
+    (item, opponent) rows from both sides.
+    """
+    table = connection.ops.quote_name(PairJudgment._meta.db_table)
+    sql = (
+        "SELECT item, COUNT(*), COUNT(DISTINCT opponent) FROM ("
+        f"SELECT left_id AS item, right_id AS opponent FROM {table} WHERE study_id = %s "
+        f"UNION ALL SELECT right_id, left_id FROM {table} WHERE study_id = %s"
+        ") AS sides GROUP BY item"
+    )
+    appearances: Counter[int] = Counter()
+    opponents: Counter[int] = Counter()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [study.pk, study.pk])
+        for item, count, distinct in cursor.fetchall():
+            appearances[item] = count
+            opponents[item] = distinct
+    return appearances, opponents
 
 
 def study_progress(*, study: Study) -> dict[str, Any]:
@@ -65,14 +89,15 @@ def study_progress(*, study: Study) -> dict[str, Any]:
     per_item: Counter[int] = Counter()
     for (item, _group), n in per_item_group.items():
         per_item[item] += n
-    appearances: Counter[int] = Counter()
-    opponents: dict[int, set[int]] = {}
-    for left, right in PairJudgment.objects.filter(study=study).values_list("left_id", "right_id"):
-        appearances[left] += 1
-        appearances[right] += 1
-        opponents.setdefault(left, set()).add(right)
-        opponents.setdefault(right, set()).add(left)
-    turing = Counter(TuringJudgment.objects.filter(study=study).values_list("item_id", flat=True))
+    appearances, opponents = _pair_coverage(study)
+    turing = Counter(
+        dict(
+            TuringJudgment.objects.filter(study=study)
+            .values_list("item_id")
+            .annotate(n=Count("pk"))
+            .values_list("item_id", "n")
+        )
+    )
 
     target = study.target_scorecards_per_item
     n_items = len(items)
@@ -127,7 +152,7 @@ def study_progress(*, study: Study) -> dict[str, Any]:
                 1
                 for pk, _ in items
                 if appearances[pk] >= study.pair_appearances_per_item
-                and len(opponents.get(pk, ())) >= study.pair_min_opponents
+                and opponents[pk] >= study.pair_min_opponents
             ),
             "left": pairs_left,
         },
