@@ -21,7 +21,14 @@ if str(ROOT) not in sys.path:
 def setup_django(postgres: bool) -> None:
     folder = Path(tempfile.mkdtemp(prefix="laughlab-bench-"))
     os.environ.update(
-        {"DEBUG": "1", "LAUGHLAB_VAR_DIR": str(folder), "DJANGO_SETTINGS_MODULE": "config.settings"}
+        {
+            "DEBUG": "1",
+            "LAUGHLAB_VAR_DIR": str(folder),
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            # Django's test client, which the page benchmark uses, calls itself "testserver".
+            "ALLOWED_HOSTS": "localhost,127.0.0.1,testserver",
+            "LOG_LEVEL": "WARNING",
+        }
     )
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     if postgres:
