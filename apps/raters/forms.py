@@ -37,9 +37,7 @@ class EnrollForm(forms.Form):
         age_band = self.fields["age_band"]
         assert isinstance(background, forms.ChoiceField)
         assert isinstance(age_band, forms.ChoiceField)
-        background.choices = [
-            (g.code, label_for_language(g.label, g.code)) for g in groups
-        ]
+        background.choices = [(g.code, label_for_language(g.label, g.code)) for g in groups]
         age_band.choices = [
             (value, AGE_LABELS.get(AgeBand(value), label)) for value, label in AgeBand.choices
         ]

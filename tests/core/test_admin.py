@@ -12,7 +12,16 @@ from tests.factories import PairJudgmentFactory, ScoreAnswerFactory, TuringJudgm
 
 pytestmark = pytest.mark.django_db
 
-PROJECT_APPS = ("core", "studies", "raters", "assignments", "judgments", "analysis", "dashboard", "reports")
+PROJECT_APPS = (
+    "core",
+    "studies",
+    "raters",
+    "assignments",
+    "judgments",
+    "analysis",
+    "dashboard",
+    "reports",
+)
 
 
 def test_every_project_model_is_registered_in_the_admin():

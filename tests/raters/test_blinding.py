@@ -26,7 +26,9 @@ def _walk_session(client: Client, slug: str, bodies: list[str]) -> None:
     response = client.get(f"/s/{slug}/")
     bodies.append(response.content.decode())
     response = client.post(
-        f"/s/{slug}/", {"background": "technical", "age_band": "25-34", "consent": "on"}, follow=True
+        f"/s/{slug}/",
+        {"background": "technical", "age_band": "25-34", "consent": "on"},
+        follow=True,
     )
     bodies.append(response.content.decode())
     csrf = client.cookies[settings.CSRF_COOKIE_NAME].value
@@ -39,19 +41,36 @@ def _walk_session(client: Client, slug: str, bodies: list[str]) -> None:
         kind, ident = match.group(1), int(match.group(2))
         key = uuid.uuid4().hex
         if kind == "scorecard":
-            url, body = "scorecards", {
-                "assignment": ident, "idempotency_key": key, "active_ms": 9000,
-                "answers": {"surprise": {"value": 3, "at_ms": 1000}, "coherence": {"value": 4, "at_ms": 2000},
-                            "funniness": {"value": 5, "at_ms": 3000}, "offensive": {"value": 0, "at_ms": 4000}},
-            }
+            url, body = (
+                "scorecards",
+                {
+                    "assignment": ident,
+                    "idempotency_key": key,
+                    "active_ms": 9000,
+                    "answers": {
+                        "surprise": {"value": 3, "at_ms": 1000},
+                        "coherence": {"value": 4, "at_ms": 2000},
+                        "funniness": {"value": 5, "at_ms": 3000},
+                        "offensive": {"value": 0, "at_ms": 4000},
+                    },
+                },
+            )
         elif kind == "pair":
-            url, body = "pairs", {"assignment": ident, "idempotency_key": key, "active_ms": 5000, "winner": "left"}
+            url, body = (
+                "pairs",
+                {"assignment": ident, "idempotency_key": key, "active_ms": 5000, "winner": "left"},
+            )
         elif kind == "turing":
-            url, body = "turing", {"assignment": ident, "idempotency_key": key, "active_ms": 4000, "guess": "ai"}
+            url, body = (
+                "turing",
+                {"assignment": ident, "idempotency_key": key, "active_ms": 4000, "guess": "ai"},
+            )
         else:
             url, body = "explanations", {"response": ident, "verdict": "no"}
         answer = client.post(
-            f"/api/v1/rater/{slug}/{url}", json.dumps(body), content_type="application/json",
+            f"/api/v1/rater/{slug}/{url}",
+            json.dumps(body),
+            content_type="application/json",
             headers={"X-CSRFToken": csrf},
         )
         assert answer.status_code in (200, 201), answer.content
@@ -75,17 +94,44 @@ def test_nothing_a_rater_can_reach_reveals_sources_models_or_other_raters(demo_s
         bodies.append(Path(finders.find(asset)).read_text())
     bodies.append(client.get(f"/s/{demo_study.slug}/end/").content.decode())
 
-    models = set(Item.objects.filter(study=demo_study).exclude(source="human").values_list("source", flat=True))
+    models = set(
+        Item.objects.filter(study=demo_study)
+        .exclude(source="human")
+        .values_list("source", flat=True)
+    )
     assert models == {"laughter-7b", "quipster-v2"}
-    others = set(Rater.objects.filter(study=demo_study, origin="imported").values_list("external_id", flat=True))
-    forbidden = [*models, "laughter", "quipster", "temperature", "top_p", "generation", "is_human",
-                 "safety_intercepted", '"source"', "source=", "explanation_match", "funniness\":"]
+    others = set(
+        Rater.objects.filter(study=demo_study, origin="imported").values_list(
+            "external_id", flat=True
+        )
+    )
+    forbidden = [
+        *models,
+        "laughter",
+        "quipster",
+        "temperature",
+        "top_p",
+        "generation",
+        "is_human",
+        "safety_intercepted",
+        '"source"',
+        "source=",
+        "explanation_match",
+        'funniness":',
+    ]
     text = "\n".join(bodies)
     assert len(bodies) > 20, "the walk must have covered a real session"
     for token in forbidden:
         assert token not in text, f"a rater-reachable response contains {token!r}"
     for other in others:
-        assert not re.search(rf"\b{re.escape(other)}\b", text), f"another rater's id {other!r} is visible"
+        assert not re.search(rf"\b{re.escape(other)}\b", text), (
+            f"another rater's id {other!r} is visible"
+        )
     # The walk saw every kind of task (and a self-explanation, which is shown only after scoring).
-    for marker in ('data-task="scorecard"', 'data-task="pair"', 'data-task="turing"', 'data-task="explanation"'):
+    for marker in (
+        'data-task="scorecard"',
+        'data-task="pair"',
+        'data-task="turing"',
+        'data-task="explanation"',
+    ):
         assert marker in text
