@@ -3,9 +3,9 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
+from apps.raters.forms import label_for_language
 from apps.raters.models import BackgroundGroup
 from apps.studies.models import Study
 from apps.studies.services import EDITABLE_SETTINGS
@@ -60,12 +60,6 @@ class StudySettingsForm(forms.ModelForm):
         }
 
 
-def _group_label(labels: dict[str, str], default: str) -> str:
-    """A background group's {"en": ..., "zh": ...} label in the page's language."""
-    key = "zh" if (get_language() or "en").lower().startswith("zh") else "en"
-    return labels.get(key) or labels.get("en") or default
-
-
 class QuotaForm(forms.Form):
     """One optional quota per background group of the study (blank = no limit)."""
 
@@ -74,7 +68,7 @@ class QuotaForm(forms.Form):
         self.groups = list(BackgroundGroup.objects.filter(study=study).order_by("position", "code"))
         for group in self.groups:
             self.fields[f"quota_{group.code}"] = forms.IntegerField(
-                label=_group_label(group.label, group.code),
+                label=label_for_language(group.label, group.code),
                 required=False,
                 min_value=0,
                 max_value=1_000_000,

@@ -9,25 +9,26 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 
 from apps.studies.models import Study
 
 
 class ExportFormat(models.TextChoices):
-    RAW = "raw", "Raw judgments (tidy CSV)"
-    JSON = "json", "Results (JSON)"
-    TABLES = "tables", "Results tables (zip of CSV)"
-    XLSX = "xlsx", "Results workbook (XLSX)"
-    REPORT_HTML = "report-html", "Printable report (HTML)"
-    REPORT_PDF = "report-pdf", "Printable report (PDF)"
+    RAW = "raw", _("Raw judgments (tidy CSV)")
+    JSON = "json", _("Results (JSON)")
+    TABLES = "tables", _("Results tables (zip of CSV)")
+    XLSX = "xlsx", _("Results workbook (XLSX)")
+    REPORT_HTML = "report-html", _("Printable report (HTML)")
+    REPORT_PDF = "report-pdf", _("Printable report (PDF)")
 
 
 class ExportJob(models.Model):
     class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="export_jobs")
     requested_by = models.ForeignKey(

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.template.loader import render_to_string
+from django.utils.translation import gettext as _
 
 from apps.analysis.stats.inputs import Thresholds
 from apps.reports.tables import (
@@ -171,7 +172,7 @@ def fmt(value: Any, digits: int = 2) -> str:
     if value is None:
         return DASH
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return _("yes") if value else _("no")
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
@@ -226,12 +227,27 @@ def _summary(
 ) -> dict[str, Any]:
     groups = (document.get("groups") or {}).get(dimension) or {}
     size = "n_raters" if dimension == "background" else "n_items"
-    columns = [dimension.replace("_", " "), size.replace("_", " ")]
-    columns += [q.name + (" (rate)" if q.is_binary else " (mean)") for q in questions]
+    headings = {
+        "humor_type": _("humor type"),
+        "source": _("source"),
+        "level": _("level"),
+        "background": _("background"),
+        "n_items": _("n items"),
+        "n_raters": _("n raters"),
+    }
+    columns = [
+        headings.get(dimension, dimension.replace("_", " ")),
+        headings.get(size, size.replace("_", " ")),
+    ]
+    columns += [
+        (_("%(question)s (rate)") if q.is_binary else _("%(question)s (mean)"))
+        % {"question": q.name}
+        for q in questions
+    ]
     # Turing accuracy belongs to items; a rater-background split has none.
     turing = dimension != "background"
     if turing:
-        columns.append("Turing accuracy")
+        columns.append(_("Turing accuracy"))
     rows = []
     for group in sorted(groups):
         entry = groups[group]
@@ -252,7 +268,7 @@ def _leaderboards(
     by_level = document.get("bradley_terry_by_level") or {}
     # Levels are ranked separately (never mixed); the pooled ranking only when there is no split.
     scopes = [(level, by_level[level]) for level in sorted(by_level)] or [
-        ("all levels", document.get("bradley_terry") or [])
+        (_("all levels"), document.get("bradley_terry") or [])
     ]
     boards = []
     for scope, rows in scopes:
@@ -324,7 +340,7 @@ def _turing(document: dict[str, Any]) -> list[dict[str, Any]]:
     turing = document.get("turing") or {}
     entries = []
     if turing.get("overall"):
-        entries.append(("all items", turing["overall"]))
+        entries.append((_("all items"), turing["overall"]))
     by_source = turing.get("by_source") or {}
     entries += [(source, by_source[source]) for source in sorted(by_source)]
     return [
@@ -347,19 +363,22 @@ def _diagnostics(document: dict[str, Any]) -> list[tuple[str, str]]:
     if bias:
         rows.append(
             (
-                "Left side chosen in pairs (position bias; 50% = none)",
+                _("Left side chosen in pairs (position bias; 50% = none)"),
                 f"{fmt_percent(bias.get('left_choice_rate'))}, p = {fmt(bias.get('p_value'), 3)}",
             )
         )
     slope = (diagnostics.get("fatigue") or {}).get("slope")
     if slope:
         rows.append(
-            ("Change of the mean per minute into the session (fatigue)", fmt_interval(slope, 3))
+            (
+                _("Change of the mean per minute into the session (fatigue)"),
+                fmt_interval(slope, 3),
+            )
         )
     if diagnostics.get("explanation_match_rate"):
         rows.append(
             (
-                "Self-explanations that name the real mechanism",
+                _("Self-explanations that name the real mechanism"),
                 fmt_percent(diagnostics["explanation_match_rate"]),
             )
         )
@@ -389,10 +408,10 @@ def report_context(
         "level_percent": fmt(100 * level, 0) if isinstance(level, float | int) else DASH,
         "thresholds": thresholds,
         "summaries": [
-            _summary(document, "humor_type", "By humor type", questions),
-            _summary(document, "source", "By source (model or human)", questions),
-            _summary(document, "level", "By test level", questions),
-            _summary(document, "background", "By rater background", questions),
+            _summary(document, "humor_type", _("By humor type"), questions),
+            _summary(document, "source", _("By source (model or human)"), questions),
+            _summary(document, "level", _("By test level"), questions),
+            _summary(document, "background", _("By rater background"), questions),
         ],
         "leaderboards": _leaderboards(document, study, primary),
         "agreement": _agreement(document, questions),
@@ -401,8 +420,11 @@ def report_context(
         "warnings": document.get("warnings") or [],
         "provenance": [(key, fmt(value, 4)) for key, value in provenance.rows],
         "seeds": [
-            ("Turing (overall)", ((document.get("turing") or {}).get("overall") or {}).get("seed")),
-            ("Fatigue", ((document.get("diagnostics") or {}).get("fatigue") or {}).get("seed")),
+            (
+                _("Turing (overall)"),
+                ((document.get("turing") or {}).get("overall") or {}).get("seed"),
+            ),
+            (_("Fatigue"), ((document.get("diagnostics") or {}).get("fatigue") or {}).get("seed")),
         ],
         "provenance_name": PROVENANCE,
     }

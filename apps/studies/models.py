@@ -7,6 +7,7 @@ import secrets
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext_lazy as _
 
 from apps.core.models import TimeStampedModel
 
@@ -91,9 +92,9 @@ class Question(models.Model):
 
 class Study(TimeStampedModel):
     class Status(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        OPEN = "open", "Open"
-        CLOSED = "closed", "Closed"
+        DRAFT = "draft", _("Draft")
+        OPEN = "open", _("Open")
+        CLOSED = "closed", _("Closed")
 
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -150,9 +151,9 @@ class Study(TimeStampedModel):
 
 class Item(TimeStampedModel):
     class Level(models.TextChoices):
-        SINGLE = "single", "Single joke"
-        MULTI_TURN = "multi_turn", "Multi-turn reply"
-        SCENARIO = "scenario", "Scenario response"
+        SINGLE = "single", _("Single joke")
+        MULTI_TURN = "multi_turn", _("Multi-turn reply")
+        SCENARIO = "scenario", _("Scenario response")
 
     class ContentType(models.TextChoices):
         NONE = "", "—"

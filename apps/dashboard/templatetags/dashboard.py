@@ -31,9 +31,10 @@ def coverage_heatmap(coverage: Coverage, cell_height: int = 3) -> SafeString:
     cell_width, label_height = 90, 18
     height = label_height + cell_height * len(rows)
     width = cell_width * len(groups)
+    aria_label = escape(_("coverage heat map"))
     parts = [
         f'<svg class="heatmap" viewBox="0 0 {width} {height}" width="{width}" height="{min(height, 600)}" '
-        f'preserveAspectRatio="none" role="img" aria-label="{escape(_("coverage heat map"))}">'
+        f'preserveAspectRatio="none" role="img" aria-label="{aria_label}">'
     ]
     for g, code in enumerate(groups):
         parts.append(
