@@ -23,16 +23,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# common fixes the BLAS threads before numpy is first imported (numpy is imported lazily here).
 from common import make_study, setup_django
 
 
 def _naive_bt_round_seconds(study: Any, rounds: int, seed: int) -> float:
     """The baseline: resample the judgment list and refit with choix.ilsr_pairwise."""
     import choix
+    import numpy as np
 
     from apps.analysis.selectors import study_inputs_load
 

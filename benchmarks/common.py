@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+
+# Before numpy is imported: one BLAS thread, as the workers run (see config/celery.py).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import subprocess
 import sys
 import tempfile
@@ -30,7 +35,6 @@ def setup_django(postgres: bool) -> None:
             "LOG_LEVEL": "WARNING",
         }
     )
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     if postgres:
         for command in (["dropdb", "--if-exists"], ["createdb"]):
             subprocess.run(
