@@ -80,7 +80,7 @@ class ScoreResponse(Judgment):
             models.UniqueConstraint(fields=["rater", "item"], name="one_scorecard_per_rater_item"),
             *_time_checks("score"),
         ]
-        indexes = [models.Index(fields=["study", "item"])]
+        indexes = [models.Index(fields=["study", "item"]), models.Index(fields=["study", "created_at"])]
 
     def __str__(self) -> str:
         return f"scorecard {self.rater_id}/{self.item_id}"
@@ -104,6 +104,8 @@ class ScoreAnswer(models.Model):
                 condition=Q(value__gte=0) & Q(value__lte=10), name="answer_value_within_0_10"
             ),
         ]
+        # Covers the straight-lining check (same value on every question of a scorecard).
+        indexes = [models.Index(fields=["response", "question", "value"])]
 
     def __str__(self) -> str:
         return f"{self.question_id}={self.value}"
@@ -133,7 +135,12 @@ class PairJudgment(Judgment):
             ),
             *_time_checks("pair"),
         ]
-        indexes = [models.Index(fields=["study", "left"]), models.Index(fields=["study", "right"])]
+        indexes = [
+            # (study, left, right) covers the progress page's pairings-per-item count.
+            models.Index(fields=["study", "left", "right"]),
+            models.Index(fields=["study", "right"]),
+            models.Index(fields=["study", "created_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"pair {self.left_id} vs {self.right_id}"
@@ -158,6 +165,7 @@ class TuringJudgment(Judgment):
             ),
             *_time_checks("turing"),
         ]
+        indexes = [models.Index(fields=["study", "created_at"])]
 
     def __str__(self) -> str:
         return f"turing {self.rater_id}/{self.item_id}={self.guess}"

@@ -323,3 +323,14 @@ def test_progress_counts_match_the_data(
     page = response.content.decode()
     assert '<svg class="heatmap"' in page
     assert 'data-value="scorecards">1280<' in page
+
+
+def test_the_heat_map_of_a_large_study_is_bounded_and_keeps_gaps_visible():
+    from apps.dashboard.selectors import Coverage
+    from apps.dashboard.templatetags.dashboard import MAX_HEATMAP_ROWS, coverage_heatmap
+
+    rows = [(f"i{n:04d}", [5, 5]) for n in range(2000)]
+    rows[1000] = ("i1000", [0, 5])  # one uncovered cell among well-covered neighbours
+    svg = str(coverage_heatmap(Coverage(groups=["a", "b"], rows=rows, per_group_target=5)))
+    assert svg.count("<rect") == MAX_HEATMAP_ROWS * 2
+    assert "hsl(222,60%,96%)" in svg  # the gap still shows as an empty (palest) cell

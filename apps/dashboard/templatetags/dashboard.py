@@ -22,6 +22,25 @@ def label(labels: dict[str, str] | str) -> str:
     return labels.get(key) or labels.get("en") or next(iter(labels.values()), "")
 
 
+MAX_HEATMAP_ROWS = 400
+
+
+def _binned(rows: list[tuple[str, list[int]]]) -> list[tuple[str, list[int]]]:
+    """At most MAX_HEATMAP_ROWS rows: neighbouring items (already sorted by coverage) share a
+    row that shows the least-covered of them, so a gap is never hidden by averaging."""
+    if len(rows) <= MAX_HEATMAP_ROWS:
+        return rows
+    size = -(-len(rows) // MAX_HEATMAP_ROWS)
+    binned = []
+    for start in range(0, len(rows), size):
+        chunk = rows[start : start + size]
+        label = f"{chunk[0][0]} … {chunk[-1][0]}" if len(chunk) > 1 else chunk[0][0]
+        binned.append(
+            (label, [min(column) for column in zip(*(counts for _, counts in chunk), strict=True)])
+        )
+    return binned
+
+
 @register.simple_tag
 def coverage_heatmap(coverage: Coverage, cell_height: int = 3) -> SafeString:
     """Items x groups as an SVG heat map; shade = share of the group's part of the target."""
@@ -41,7 +60,7 @@ def coverage_heatmap(coverage: Coverage, cell_height: int = 3) -> SafeString:
             f'<text x="{g * cell_width + cell_width / 2}" y="12" text-anchor="middle" font-size="10">{escape(code)}</text>'
         )
     target = max(1, coverage.per_group_target)
-    for r, (item, counts) in enumerate(rows):
+    for r, (label_text, counts) in enumerate(_binned(rows)):
         y = label_height + r * cell_height
         for g, count in enumerate(counts):
             share = min(1.0, count / target)
@@ -49,7 +68,7 @@ def coverage_heatmap(coverage: Coverage, cell_height: int = 3) -> SafeString:
             lightness = 96 - int(share * 60)
             parts.append(
                 f'<rect x="{g * cell_width}" y="{y}" width="{cell_width - 1}" height="{cell_height}" '
-                f'fill="hsl(222,60%,{lightness}%)"><title>{escape(item)} · {escape(groups[g])}: {count}</title></rect>'
+                f'fill="hsl(222,60%,{lightness}%)"><title>{escape(label_text)} · {escape(groups[g])}: {count}</title></rect>'
             )
     parts.append("</svg>")
     return mark_safe("".join(parts))
