@@ -36,7 +36,9 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "apps.core",
     "apps.studies",
     "apps.raters",
@@ -45,6 +47,7 @@ INSTALLED_APPS = [
     "apps.analysis",
     "apps.dashboard",
     "apps.reports",
+    "apps.api",
 ]
 
 MIDDLEWARE = [
@@ -58,6 +61,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.core.middleware.DomainErrorMiddleware",
+    "apps.core.security.SecurityHeadersMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -145,6 +149,15 @@ SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
 )
 X_FRAME_OPTIONS = "DENY"
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SECURE_CONTENT_TYPE_NOSNIFF = True
+# Paths whose pages (Django's admin, the API docs) carry inline scripts of their own.
+CSP_RELAXED_PATHS = env_list("CSP_RELAXED_PATHS", ["/admin/", "/api/v1/docs/"])
+
+# Rate limits ("N/s", "N/m" or "N/h"; "0" turns one off): enrolments per client address,
+# answers per rater. Counted in the cache: Redis when REDIS_URL is set.
+RATE_LIMIT_ENROLL = env_str("RATE_LIMIT_ENROLL", "30/m")
+RATE_LIMIT_SUBMIT = env_str("RATE_LIMIT_SUBMIT", "120/m")
 SESSION_COOKIE_HTTPONLY = True
 
 # Uploaded item and judgment files: parsed in memory up to this size, refused beyond it.
@@ -154,12 +167,38 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "apps.core.api.exception_handler",
+    # Researchers' scripts send a token (`manage.py drf_create_token USER`); the browsable docs
+    # use the login session. The rater endpoints override both (anonymous, session + CSRF).
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
 }
-SPECTACULAR_SETTINGS = {"TITLE": "LaughLab API", "VERSION": "1.0.0"}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "LaughLab API",
+    "VERSION": "1.0.0",
+    # The docs page loads Swagger UI from drf-spectacular-sidecar's static files, never a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "ENUM_NAME_OVERRIDES": {
+        "StudyStatusEnum": "apps.studies.models.Study.Status",
+        "ExportStatusEnum": "apps.reports.models.ExportJob.Status",
+    },
+}
 
 # Celery: Redis when REDIS_URL is set; otherwise kombu's filesystem transport, so the demo needs
 # no services (a worker process started beside the web server reads the same folder).
 REDIS_URL = env_str("REDIS_URL")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "laughlab"}
+    )
+}
 CELERY_BROKER_DIR = Path(env_str("CELERY_BROKER_DIR", str(VAR_DIR / "broker")))
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL

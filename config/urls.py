@@ -3,6 +3,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from apps.assignments import views as task_views
 from apps.judgments import api as judgment_api
@@ -34,4 +35,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("s/<slug:slug>/", include((rater_patterns, "raters"))),
     path("api/v1/rater/<slug:slug>/", include((rater_api_patterns, "rater_api"))),
+    path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/v1/", include("apps.api.urls")),
 ]

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from apps.core.errors import DomainError
+from apps.core.ratelimit import RateLimited
 
 
 def _first_field_error(detail: Any, prefix: str = "") -> tuple[str | None, str]:
@@ -24,7 +25,8 @@ def _first_field_error(detail: Any, prefix: str = "") -> tuple[str | None, str]:
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
-        return Response(exc.as_dict(), status=exc.status_code)
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+        return Response(exc.as_dict(), status=exc.status_code, headers=headers)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -12,6 +12,11 @@ class CoreConfig(AppConfig):
     verbose_name = "LaughLab core"
 
     def ready(self) -> None:
+        from apps.core.ratelimit import parse_rate
+
+        # A malformed rate stops the process at start, like every other setting.
+        parse_rate(settings.RATE_LIMIT_ENROLL)
+        parse_rate(settings.RATE_LIMIT_SUBMIT)
         # kombu's filesystem transport needs its folders before the first send or poll; the
         # web process and the demo worker may start in either order, so both make sure.
         if settings.CELERY_BROKER_URL.startswith("filesystem://"):

@@ -32,6 +32,34 @@ def _decode(data: bytes) -> str:
         raise ImportRejected([LineError(line, "(file)", "is not valid UTF-8 text")]) from exc
 
 
+def _unstorable(value: Any) -> str | None:
+    """Why a parsed value cannot be stored as text (PostgreSQL refuses NUL and lone surrogates)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "contains a NUL character"
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "contains an invalid (unpaired surrogate) character"
+        return None
+    if isinstance(value, dict):
+        return next(
+            (r for k, v in value.items() for r in (_unstorable(k), _unstorable(v)) if r), None
+        )
+    if isinstance(value, list):
+        return next((r for v in value if (r := _unstorable(v))), None)
+    return None
+
+
+def _unstorable_field(fields: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, problem) for the first field of a record that cannot be stored."""
+    for key, value in fields.items():
+        problem = _unstorable(key) or _unstorable(value)
+        if problem:
+            return (key if not _unstorable(key) else "(line)"), problem
+    return None
+
+
 def read_jsonl(text: str) -> Iterator[Record | LineError]:
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
@@ -43,6 +71,10 @@ def read_jsonl(text: str) -> Iterator[Record | LineError]:
             continue
         if not isinstance(value, dict):
             yield LineError(number, "(line)", "must be a JSON object")
+            continue
+        bad_field = _unstorable_field(value)
+        if bad_field:
+            yield LineError(number, bad_field[0], bad_field[1])
             continue
         yield Record(number, value)
 
@@ -90,7 +122,10 @@ def read_csv(
                     break
             else:
                 fields[name] = cell
-        if not bad:
+        bad_field = None if bad else _unstorable_field(fields)
+        if bad_field:
+            yield LineError(number, bad_field[0], bad_field[1])
+        elif not bad:
             yield Record(number, fields)
 
 

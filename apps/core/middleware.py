@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from apps.core.errors import DomainError
+from apps.core.ratelimit import RateLimited
 
 
 class DomainErrorMiddleware:
@@ -20,8 +21,14 @@ class DomainErrorMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not isinstance(exception, DomainError):
             return None
-        if request.path.startswith("/api/") or "application/json" in request.headers.get(
-            "Accept", ""
-        ):
-            return JsonResponse(exception.as_dict(), status=exception.status_code)
-        return render(request, "error.html", {"error": exception}, status=exception.status_code)
+        response: HttpResponse
+        wants_json = "application/json" in request.headers.get("Accept", "")
+        if request.path.startswith("/api/") or wants_json:
+            response = JsonResponse(exception.as_dict(), status=exception.status_code)
+        else:
+            response = render(
+                request, "error.html", {"error": exception}, status=exception.status_code
+            )
+        if isinstance(exception, RateLimited):
+            response["Retry-After"] = str(exception.retry_after)
+        return response

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.middleware.csrf import CsrfViewMiddleware
 from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.views import APIView
+
+from apps.core.ratelimit import client_address, rate_limit_check
 
 
 class _CsrfCheck(CsrfViewMiddleware):
@@ -31,3 +34,11 @@ class RaterAPIView(APIView):
             reason = check.process_view(request._request, None, (), {})  # type: ignore[arg-type]
             if reason:
                 raise exceptions.PermissionDenied(f"CSRF check failed: {reason}")
+            # Per browser session (one rater); a client without one is counted by address.
+            session_key = request._request.session.session_key
+            key = session_key or client_address(
+                request.META, behind_proxy=settings.SECURE_PROXY_SSL_HEADER is not None
+            )
+            rate_limit_check(
+                scope="submit", key=key, rate=settings.RATE_LIMIT_SUBMIT, what="answers"
+            )

@@ -80,7 +80,10 @@ class ScoreResponse(Judgment):
             models.UniqueConstraint(fields=["rater", "item"], name="one_scorecard_per_rater_item"),
             *_time_checks("score"),
         ]
-        indexes = [models.Index(fields=["study", "item"]), models.Index(fields=["study", "created_at"])]
+        indexes = [
+            models.Index(fields=["study", "item"]),
+            models.Index(fields=["study", "created_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"scorecard {self.rater_id}/{self.item_id}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -9,6 +10,7 @@ from django.utils.translation import get_language
 from django.views.decorators.http import require_http_methods
 
 from apps.core.errors import DomainError
+from apps.core.ratelimit import client_address, rate_limit_check
 from apps.raters.forms import EnrollForm
 from apps.raters.models import RaterSession
 from apps.raters.selectors import rater_for_request, rater_remember, rater_session_get
@@ -56,6 +58,14 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     form = EnrollForm(request.POST or None, study=study)
     status = 200
     if request.method == "POST":
+        rate_limit_check(
+            scope="enroll",
+            key=client_address(
+                request.META, behind_proxy=settings.SECURE_PROXY_SSL_HEADER is not None
+            ),
+            rate=settings.RATE_LIMIT_ENROLL,
+            what="enrolment attempts",
+        )
         if form.is_valid():
             try:
                 enrollment = rater_enroll(

@@ -165,3 +165,10 @@ def rater_page(page, screenshots: Screenshots, live_server):  # type: ignore[no-
     """pytest-playwright's page, watched for screenshots, against the live server."""
     page.set_default_timeout(10_000)
     return screenshots.watch(page)
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):  # type: ignore[no-untyped-def]
+    # The pages' Content-Security-Policy forbids eval, which Playwright's wait_for_function
+    # polling needs; the policy itself is asserted on the responses in tests/core/test_security.py.
+    return {**browser_context_args, "bypass_csp": True}

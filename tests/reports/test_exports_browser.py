@@ -26,6 +26,12 @@ def _chromium() -> str:
 
 
 @pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):  # type: ignore[no-untyped-def]
+    # Playwright's wait_for_function needs eval, which the pages' CSP forbids (asserted elsewhere).
+    return {**browser_context_args, "bypass_csp": True}
+
+
+@pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):  # type: ignore[no-untyped-def]
     path = _chromium()
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):

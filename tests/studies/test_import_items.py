@@ -131,6 +131,8 @@ def test_changed_item_with_known_id_is_an_error_naming_the_field():
         ({"id": 7, "text": "t", "source": "human"}, "id", "must be a string"),
         ('{"id": "x", "text": ', "(line)", "not valid JSON"),
         ("[1, 2]", "(line)", "must be a JSON object"),
+        ('{"id": "x", "text": "nul \\u0000 here", "source": "human"}', "text", "NUL character"),
+        ('{"id": "x", "text": "lone \\ud800", "source": "human"}', "text", "unpaired surrogate"),
     ],
 )
 def test_bad_line_is_reported_with_line_and_field_and_nothing_is_written(bad_line, field, fragment):

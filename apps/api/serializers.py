@@ -1,0 +1,379 @@
+"""Input and output serializers of the researcher API. They check shapes and types only: the rules
+of a study (ranges, quotas, what may open) live in the services, which answer with the same
+`{"code", "message", "field"}` errors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.reverse import reverse
+
+from apps.reports.models import ExportFormat, ExportJob
+from apps.studies.models import Item, Rubric, Study
+
+# Fields named like a Field or Serializer attribute (source, label, context, errors) carry a
+# type: ignore: DRF's metaclass takes declared fields off the class, so nothing is shadowed.
+
+
+def _small(help_text: str = "") -> serializers.IntegerField:
+    """PositiveSmallIntegerField holds 0..32767 everywhere; the study rules narrow it further."""
+    return serializers.IntegerField(
+        min_value=0, max_value=32767, required=False, help_text=help_text or None
+    )
+
+
+_LANGUAGE = r"^[a-z]{2,3}(-[a-z0-9]{2,8})*$"
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuses fields it does not know: a misspelt setting is an error, never silently dropped."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            unknown = sorted(str(name) for name in set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({unknown[0]: ["is not a known field"]})
+        return super().to_internal_value(data)
+
+
+# --- errors (documentation of what apps.core.api.exception_handler returns) ---------------------
+
+
+class ErrorOut(serializers.Serializer):
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. `invalid`.")
+    message = serializers.CharField(help_text="For a person; names the field when there is one.")
+    field = serializers.CharField(required=False, help_text="The input field at fault.")
+    errors = serializers.JSONField(  # type: ignore[assignment]
+        required=False, help_text="Every problem found, when there are several."
+    )
+
+
+@extend_schema_field(
+    {
+        "anyOf": [
+            {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "line": {"type": "integer"},
+                        "field": {"type": "string"},
+                        "message": {"type": "string"},
+                    },
+                    "required": ["line", "field", "message"],
+                },
+                "description": "A rejected import: every bad line (line 0 = the whole file).",
+            },
+            {"type": "object", "description": "A request that was not well formed, by field."},
+        ]
+    }
+)
+class _ImportErrorsField(serializers.JSONField):
+    pass
+
+
+class ImportErrorOut(serializers.Serializer):
+    code = serializers.CharField(help_text="`import_rejected` for bad lines, else `invalid`.")
+    message = serializers.CharField()
+    field = serializers.CharField(required=False)
+    errors = _ImportErrorsField(required=False)  # type: ignore[assignment]
+
+
+# --- studies -------------------------------------------------------------------------------------
+
+
+class StudySummaryOut(serializers.Serializer):
+    slug = serializers.SlugField()
+    name = serializers.CharField()
+    status = serializers.ChoiceField(choices=Study.Status.choices)
+    rubric = serializers.CharField(source="rubric.slug")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class BackgroundGroupOut(serializers.Serializer):
+    code = serializers.CharField()
+    label = serializers.DictField(child=serializers.CharField(), help_text="Per language.")  # type: ignore[assignment]
+    quota = serializers.IntegerField(allow_null=True, help_text="null = no limit")
+    filled = serializers.IntegerField(help_text="Places taken by enrolment.")
+
+
+class TaskMixSerializer(StrictSerializer):
+    scorecard = serializers.FloatField(min_value=0, required=False)
+    pair = serializers.FloatField(min_value=0, required=False)
+    turing = serializers.FloatField(min_value=0, required=False)
+
+
+class StudyOut(StudySummaryOut):
+    description = serializers.CharField()
+    languages = serializers.ListField(child=serializers.CharField())
+    session_minutes = serializers.IntegerField()
+    tasks_per_session = serializers.IntegerField()
+    target_scorecards_per_item = serializers.IntegerField()
+    pair_appearances_per_item = serializers.IntegerField()
+    pair_min_opponents = serializers.IntegerField()
+    turing_judgments_per_item = serializers.IntegerField()
+    attention_check_rate = serializers.FloatField()
+    adaptive_pairing = serializers.BooleanField()
+    min_items_per_model = serializers.IntegerField()
+    min_raters_per_item = serializers.IntegerField()
+    prolific_completion_code = serializers.CharField()
+    prolific_screenout_code = serializers.CharField()
+    task_mix = TaskMixSerializer()
+    random_seed = serializers.IntegerField()
+    groups = BackgroundGroupOut(many=True, source="background_groups.all")
+
+
+class StudyCreateIn(StrictSerializer):
+    slug = serializers.SlugField(
+        max_length=64, help_text="Lowercase letters, digits and hyphens; in the rater link."
+    )
+    rubric = serializers.SlugRelatedField(
+        slug_field="slug", queryset=Rubric.objects.all(), help_text="`humor` or `content`."
+    )
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    description = serializers.CharField(max_length=20_000, required=False, allow_blank=True)
+    languages = serializers.ListField(
+        child=serializers.RegexField(_LANGUAGE, max_length=16),
+        min_length=1,
+        max_length=20,
+        required=False,
+        help_text='Languages raters may choose, e.g. `["en", "zh"]`.',
+    )
+
+
+class StudyConfigureIn(StrictSerializer):
+    """Every field optional; the study rules check the result as a whole."""
+
+    name = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(max_length=20_000, required=False, allow_blank=True)
+    session_minutes = _small("1 to 240.")
+    tasks_per_session = _small("1 to 500.")
+    target_scorecards_per_item = _small()
+    pair_appearances_per_item = _small()
+    pair_min_opponents = _small("From 1 to pair_appearances_per_item.")
+    turing_judgments_per_item = _small()
+    attention_check_rate = serializers.FloatField(required=False, help_text="0 to 0.5.")
+    adaptive_pairing = serializers.BooleanField(required=False)
+    min_items_per_model = _small()
+    min_raters_per_item = _small()
+    prolific_completion_code = serializers.CharField(
+        max_length=64, required=False, allow_blank=True
+    )
+    prolific_screenout_code = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    task_mix = TaskMixSerializer(
+        required=False,
+        help_text="Replaces the whole mix: a kind left out gets share 0. Not all zero.",
+    )
+    quotas = serializers.DictField(
+        child=serializers.IntegerField(min_value=0, max_value=1_000_000, allow_null=True),
+        required=False,
+        help_text="Per background group code; null = no limit. Never below places taken.",
+    )
+
+
+# --- items ---------------------------------------------------------------------------------------
+
+
+class ItemOut(serializers.Serializer):
+    id = serializers.CharField(source="external_id")
+    text = serializers.CharField()
+    source = serializers.CharField()  # type: ignore[assignment]
+    level = serializers.ChoiceField(choices=Item.Level.choices)
+    humor_type = serializers.CharField()
+    topic = serializers.CharField()
+    lang = serializers.CharField(source="language")
+
+
+class ItemPageOut(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = ItemOut(many=True)
+
+
+class StudyPageOut(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = StudySummaryOut(many=True)
+
+
+class _ContextTurn(serializers.Serializer):
+    role = serializers.CharField()
+    text = serializers.CharField()
+
+
+class ItemLine(serializers.Serializer):
+    """One item of the `import_items` interchange format (documentation only: the import checks
+    each line itself, so every problem is reported by its position and field)."""
+
+    id = serializers.CharField(max_length=128)
+    text = serializers.CharField(max_length=20_000)
+    source = serializers.CharField(max_length=128, help_text="Model name, or `human`.")  # type: ignore[assignment]
+    level = serializers.ChoiceField(choices=Item.Level.choices, required=False)
+    humor_type = serializers.CharField(max_length=64, required=False)
+    topic = serializers.CharField(max_length=128, required=False)
+    lang = serializers.CharField(max_length=16, required=False)
+    context = _ContextTurn(many=True, required=False, help_text="Required for multi_turn.")  # type: ignore[assignment]
+    scenario = serializers.CharField(required=False, help_text="Required for scenario.")
+    explanation = serializers.CharField(required=False)
+    safety_intercepted = serializers.BooleanField(required=False)
+    generation = serializers.DictField(required=False)
+    content_type = serializers.ChoiceField(
+        choices=[c for c in Item.ContentType.values if c], required=False
+    )
+    attention_check = serializers.BooleanField(required=False)
+    attention_expected = serializers.DictField(required=False)
+
+
+@extend_schema_field(ItemLine(many=True))
+class ItemLinesField(serializers.ListField):
+    """Any JSON values: the import validates each one and names its position and field."""
+
+    child = serializers.JSONField()
+
+
+class ItemsJsonIn(StrictSerializer):
+    items = ItemLinesField(allow_empty=False)
+
+
+class ItemsFileIn(serializers.Serializer):
+    file = serializers.FileField(help_text="A .jsonl or .csv file in the import_items format.")
+
+
+class ImportSummaryOut(serializers.Serializer):
+    created = serializers.IntegerField()
+    unchanged = serializers.IntegerField(help_text="Already in the study with the same content.")
+    total = serializers.IntegerField()
+
+
+# --- progress ------------------------------------------------------------------------------------
+
+
+class _ProgressGroup(serializers.Serializer):
+    code = serializers.CharField()
+    label = serializers.DictField(child=serializers.CharField())  # type: ignore[assignment]
+    quota = serializers.IntegerField(allow_null=True)
+    filled = serializers.IntegerField()
+    enrolled = serializers.IntegerField()
+    imported = serializers.IntegerField()
+    percent = serializers.IntegerField(allow_null=True)
+
+
+class _ProgressSessions(serializers.Serializer):
+    active = serializers.IntegerField()
+    completed = serializers.IntegerField()
+    timed_out = serializers.IntegerField()
+    withdrawn = serializers.IntegerField()
+    imported = serializers.IntegerField()
+
+
+class _ProgressScorecards(serializers.Serializer):
+    target = serializers.IntegerField()
+    done = serializers.IntegerField()
+    items_at_target = serializers.IntegerField()
+    min = serializers.IntegerField()
+    left = serializers.IntegerField()
+
+
+class _ProgressPairs(serializers.Serializer):
+    target = serializers.IntegerField()
+    min_opponents = serializers.IntegerField()
+    done = serializers.IntegerField()
+    items_at_target = serializers.IntegerField()
+    left = serializers.IntegerField()
+
+
+class _ProgressTuring(serializers.Serializer):
+    target = serializers.IntegerField()
+    done = serializers.IntegerField()
+    left = serializers.IntegerField()
+
+
+class _ProgressEstimate(serializers.Serializer):
+    tasks_left = serializers.IntegerField()
+    sessions_left = serializers.IntegerField()
+    per_hour = serializers.IntegerField(help_text="Judgments collected in the last hour.")
+    hours_left = serializers.FloatField(allow_null=True)
+
+
+class _ProgressCoverage(serializers.Serializer):
+    groups = serializers.ListField(child=serializers.CharField())
+    per_group_target = serializers.IntegerField()
+
+
+class ProgressOut(serializers.Serializer):
+    """The dashboard's progress numbers; the per-item coverage heat map stays on the page."""
+
+    groups = _ProgressGroup(many=True)
+    sessions = _ProgressSessions()
+    items = serializers.IntegerField()
+    scorecards = _ProgressScorecards()
+    pairs = _ProgressPairs()
+    turing = _ProgressTuring()
+    estimate = _ProgressEstimate()
+    coverage = _ProgressCoverage()
+
+
+# --- results -------------------------------------------------------------------------------------
+
+
+class _BradleyTerryRow(serializers.Serializer):
+    item = serializers.CharField()
+    score = serializers.FloatField(allow_null=True, help_text="Log-strength, centred to mean 0.")
+    ci_low = serializers.FloatField(allow_null=True)
+    ci_high = serializers.FloatField(allow_null=True)
+
+
+class ResultDocumentOut(serializers.Serializer):
+    """The results document of DESIGN.md (the keys below are always present; more may be)."""
+
+    study = serializers.CharField()
+    seed = serializers.IntegerField()
+    rounds = serializers.IntegerField()
+    input_hash = serializers.CharField()
+    computed_at = serializers.DateTimeField()
+    bradley_terry = _BradleyTerryRow(many=True)
+    agreement = serializers.DictField(help_text="Per question.")
+    items = serializers.ListField(child=serializers.DictField(), help_text="Per item.")
+    groups = serializers.DictField(help_text="By source, level, humor type and background.")
+    warnings = serializers.ListField(child=serializers.JSONField())
+
+
+class RecomputeOut(serializers.Serializer):
+    status = serializers.CharField()
+    message = serializers.CharField()
+
+
+# --- exports -------------------------------------------------------------------------------------
+
+
+class ExportCreateIn(StrictSerializer):
+    format = serializers.ChoiceField(choices=ExportFormat.choices)
+
+
+class ExportJobOut(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    format = serializers.ChoiceField(choices=ExportFormat.choices)
+    status = serializers.ChoiceField(choices=ExportJob.Status.choices)
+    progress = serializers.IntegerField(min_value=0, max_value=100, help_text="Percent done.")
+    size = serializers.IntegerField(allow_null=True, help_text="Bytes, once done.")
+    error = serializers.CharField(help_text="Why it failed; empty otherwise.")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    download_url = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_download_url(self, job: ExportJob) -> str | None:
+        if job.status != ExportJob.Status.DONE:
+            return None
+        return reverse(
+            "api:export-download",
+            args=[job.study.slug, job.pk],
+            request=self.context.get("request"),
+        )

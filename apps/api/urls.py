@@ -1,0 +1,36 @@
+"""Mounted at api/v1/ (config/urls.py): the researcher API. The version is in the path; a
+breaking change gets api/v2/ beside it."""
+
+from __future__ import annotations
+
+from django.urls import path, re_path
+
+from apps.api import views
+
+app_name = "api"
+
+urlpatterns = [
+    path("studies/", views.StudiesApi.as_view(), name="studies"),
+    path("studies/<slug:slug>/", views.StudyApi.as_view(), name="study"),
+    path("studies/<slug:slug>/open/", views.StudyOpenApi.as_view(), name="study-open"),
+    path("studies/<slug:slug>/close/", views.StudyCloseApi.as_view(), name="study-close"),
+    path("studies/<slug:slug>/items/", views.StudyItemsApi.as_view(), name="items"),
+    path("studies/<slug:slug>/progress/", views.StudyProgressApi.as_view(), name="progress"),
+    path("studies/<slug:slug>/results/", views.StudyResultsApi.as_view(), name="results"),
+    path(
+        "studies/<slug:slug>/results/recompute/",
+        views.StudyResultsRecomputeApi.as_view(),
+        name="results-recompute",
+    ),
+    path("studies/<slug:slug>/exports/", views.StudyExportsApi.as_view(), name="exports"),
+    path(
+        "studies/<slug:slug>/exports/<int:job_id>/", views.StudyExportApi.as_view(), name="export"
+    ),
+    path(
+        "studies/<slug:slug>/exports/<int:job_id>/download/",
+        views.StudyExportDownloadApi.as_view(),
+        name="export-download",
+    ),
+    # Last: any other path under api/v1/ is a JSON 404 too, never the site's HTML page.
+    re_path(r"^[\s\S]*$", views.no_endpoint, name="no-endpoint"),
+]
