@@ -1,14 +1,25 @@
-"""Domain errors escaping a page view become a 4xx page (or JSON under /api/), never a 500."""
+"""Domain errors escaping a view become a 4xx page (or JSON under /api/), never a 500; a lost
+database connection becomes a clean 503 that tells the client to retry (with the same
+idempotency key, for answers: the retry then stores exactly one judgment)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
+from django.db import InterfaceError, OperationalError, close_old_connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from apps.core.errors import DomainError
 from apps.core.ratelimit import RateLimited
+
+logger = logging.getLogger(__name__)
+
+
+class DatabaseUnavailable(DomainError):
+    status_code = 503
+    code = "database_unavailable"
 
 
 class DomainErrorMiddleware:
@@ -19,6 +30,15 @@ class DomainErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, OperationalError | InterfaceError):
+            logger.warning(
+                "database unavailable during %s %s", request.method, request.path, exc_info=True
+            )
+            # The failed transaction was rolled back; let the next request open a new connection.
+            close_old_connections()
+            exception = DatabaseUnavailable(
+                "the database is briefly unavailable; nothing was saved — please retry"
+            )
         if not isinstance(exception, DomainError):
             return None
         response: HttpResponse
@@ -31,4 +51,6 @@ class DomainErrorMiddleware:
             )
         if isinstance(exception, RateLimited):
             response["Retry-After"] = str(exception.retry_after)
+        if isinstance(exception, DatabaseUnavailable):
+            response["Retry-After"] = "1"
         return response
