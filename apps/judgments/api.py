@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.serializers import Serializer
 
 from apps.core.rater_api import RaterAPIView
 from apps.judgments import serializers
@@ -18,6 +21,7 @@ from apps.judgments.submission import (
     score_response_submit,
     turing_judgment_submit,
 )
+from apps.raters.models import Rater
 from apps.raters.selectors import rater_get_for_request
 from apps.studies.selectors import study_for_raters
 
@@ -33,14 +37,21 @@ def _out(slug: str, result: SubmitResult) -> Response:
     return Response(body, status=status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED)
 
 
+def _rater_and_input(
+    request: Request, slug: str, serializer_class: type[Serializer]
+) -> tuple[Rater, dict[str, Any]]:
+    """Validate the body first (a malformed answer is a 400 whoever sends it), then find the
+    browser's rater in this study (404 when this browser is not enrolled in it)."""
+    data = serializer_class(data=request.data)
+    data.is_valid(raise_exception=True)
+    study = study_for_raters(slug=slug)
+    return rater_get_for_request(request=request._request, study=study), dict(data.validated_data)
+
+
 class ScorecardSubmitApi(RaterAPIView):
     @extend_schema(request=serializers.ScorecardIn, responses={201: serializers.SubmitOut})
     def post(self, request: Request, slug: str) -> Response:
-        data = serializers.ScorecardIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        study = study_for_raters(slug=slug)
-        rater = rater_get_for_request(request=request._request, study=study)
-        values = data.validated_data
+        rater, values = _rater_and_input(request, slug, serializers.ScorecardIn)
         result = score_response_submit(
             rater=rater,
             assignment_id=values["assignment"],
@@ -56,11 +67,7 @@ class ScorecardSubmitApi(RaterAPIView):
 class PairSubmitApi(RaterAPIView):
     @extend_schema(request=serializers.PairIn, responses={201: serializers.SubmitOut})
     def post(self, request: Request, slug: str) -> Response:
-        data = serializers.PairIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        study = study_for_raters(slug=slug)
-        rater = rater_get_for_request(request=request._request, study=study)
-        values = data.validated_data
+        rater, values = _rater_and_input(request, slug, serializers.PairIn)
         result = pair_judgment_submit(
             rater=rater,
             assignment_id=values["assignment"],
@@ -74,11 +81,7 @@ class PairSubmitApi(RaterAPIView):
 class TuringSubmitApi(RaterAPIView):
     @extend_schema(request=serializers.TuringIn, responses={201: serializers.SubmitOut})
     def post(self, request: Request, slug: str) -> Response:
-        data = serializers.TuringIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        study = study_for_raters(slug=slug)
-        rater = rater_get_for_request(request=request._request, study=study)
-        values = data.validated_data
+        rater, values = _rater_and_input(request, slug, serializers.TuringIn)
         result = turing_judgment_submit(
             rater=rater,
             assignment_id=values["assignment"],
@@ -92,14 +95,11 @@ class TuringSubmitApi(RaterAPIView):
 class ExplanationSubmitApi(RaterAPIView):
     @extend_schema(request=serializers.ExplanationIn, responses={200: serializers.SubmitOut})
     def post(self, request: Request, slug: str) -> Response:
-        data = serializers.ExplanationIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        study = study_for_raters(slug=slug)
-        rater = rater_get_for_request(request=request._request, study=study)
+        rater, values = _rater_and_input(request, slug, serializers.ExplanationIn)
         explanation_match_submit(
             rater=rater,
-            response_id=data.validated_data["response"],
-            verdict=data.validated_data["verdict"],
+            response_id=values["response"],
+            verdict=values["verdict"],
         )
         return Response(
             {"kind": "explanation", "replayed": False, "next": reverse("raters:task", args=[slug])}
