@@ -42,15 +42,6 @@ class StrictSerializer(serializers.Serializer):
 # --- errors (documentation of what apps.core.api.exception_handler returns) ---------------------
 
 
-class ErrorOut(serializers.Serializer):
-    code = serializers.CharField(help_text="Stable machine-readable code, e.g. `invalid`.")
-    message = serializers.CharField(help_text="For a person; names the field when there is one.")
-    field = serializers.CharField(required=False, help_text="The input field at fault.")
-    errors = serializers.JSONField(  # type: ignore[assignment]
-        required=False, help_text="Every problem found, when there are several."
-    )
-
-
 @extend_schema_field(
     {
         "anyOf": [

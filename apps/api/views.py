@@ -38,6 +38,7 @@ from apps.api import serializers as s
 from apps.core.api import exception_handler as core_exception_handler
 from apps.core.errors import DomainError, LineError, NotFound
 from apps.core.lines import Record, read_records
+from apps.core.serializers import ErrorOut
 from apps.dashboard.selectors import study_progress
 from apps.reports import services as reports
 from apps.reports.models import ExportFormat
@@ -73,7 +74,7 @@ _ERROR_TEXT = {
 
 
 def _errors(*codes: int) -> dict[int, OpenApiResponse]:
-    return {code: OpenApiResponse(s.ErrorOut, description=_ERROR_TEXT[code]) for code in codes}
+    return {code: OpenApiResponse(ErrorOut, description=_ERROR_TEXT[code]) for code in codes}
 
 
 _READ = (401, 404)
@@ -414,7 +415,7 @@ class StudyResultsApi(ResearcherApi):
             200: s.ResultDocumentOut,
             **_errors(401),
             404: OpenApiResponse(
-                s.ErrorOut, description="No such study, or its results are not computed yet."
+                ErrorOut, description="No such study, or its results are not computed yet."
             ),
         },
     )
@@ -502,9 +503,7 @@ class StudyExportDownloadApi(ResearcherApi):
                 for media in dict.fromkeys(DOWNLOAD_TYPES.values())
             },
             **_errors(*_READ),
-            409: OpenApiResponse(
-                s.ErrorOut, description="The export is queued, running or failed."
-            ),
+            409: OpenApiResponse(ErrorOut, description="The export is queued, running or failed."),
         },
     )
     def get(self, request: Request, slug: str, job_id: int) -> HttpResponseBase:

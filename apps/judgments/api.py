@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
 from apps.core.rater_api import RaterAPIView
+from apps.core.serializers import ErrorOut
 from apps.judgments import serializers
 from apps.judgments.submission import (
     AnswerIn,
@@ -24,6 +25,26 @@ from apps.judgments.submission import (
 from apps.raters.models import Rater
 from apps.raters.selectors import rater_get_for_request
 from apps.studies.selectors import study_for_raters
+
+_RATER_ERRORS = {
+    400: "Invalid answer: `field` names the first bad field (order, range, missing answer).",
+    403: "CSRF check failed.",
+    404: "This browser is not enrolled in the study, or the task is not this rater's.",
+    409: "The task was already answered, the key was used by someone else, or the study closed.",
+    410: "The rater's session has ended (time is up); earlier answers are kept.",
+    429: "Too many answers in a short time; see Retry-After.",
+    503: "The database was briefly unavailable; nothing was saved. Retry with the same key.",
+}
+ERROR_RESPONSES = {
+    code: OpenApiResponse(ErrorOut, description=text) for code, text in _RATER_ERRORS.items()
+}
+SUBMITTED = {
+    201: OpenApiResponse(serializers.SubmitOut, description="Stored; `next` is the page to show."),
+    200: OpenApiResponse(
+        serializers.SubmitOut, description="A retry: the first result, nothing new stored."
+    ),
+    **ERROR_RESPONSES,
+}
 
 
 def _next_url(slug: str, result: SubmitResult) -> str:
@@ -49,7 +70,7 @@ def _rater_and_input(
 
 
 class ScorecardSubmitApi(RaterAPIView):
-    @extend_schema(request=serializers.ScorecardIn, responses={201: serializers.SubmitOut})
+    @extend_schema(request=serializers.ScorecardIn, responses=SUBMITTED)
     def post(self, request: Request, slug: str) -> Response:
         rater, values = _rater_and_input(request, slug, serializers.ScorecardIn)
         result = score_response_submit(
@@ -65,7 +86,7 @@ class ScorecardSubmitApi(RaterAPIView):
 
 
 class PairSubmitApi(RaterAPIView):
-    @extend_schema(request=serializers.PairIn, responses={201: serializers.SubmitOut})
+    @extend_schema(request=serializers.PairIn, responses=SUBMITTED)
     def post(self, request: Request, slug: str) -> Response:
         rater, values = _rater_and_input(request, slug, serializers.PairIn)
         result = pair_judgment_submit(
@@ -79,7 +100,7 @@ class PairSubmitApi(RaterAPIView):
 
 
 class TuringSubmitApi(RaterAPIView):
-    @extend_schema(request=serializers.TuringIn, responses={201: serializers.SubmitOut})
+    @extend_schema(request=serializers.TuringIn, responses=SUBMITTED)
     def post(self, request: Request, slug: str) -> Response:
         rater, values = _rater_and_input(request, slug, serializers.TuringIn)
         result = turing_judgment_submit(
@@ -93,7 +114,9 @@ class TuringSubmitApi(RaterAPIView):
 
 
 class ExplanationSubmitApi(RaterAPIView):
-    @extend_schema(request=serializers.ExplanationIn, responses={200: serializers.SubmitOut})
+    @extend_schema(
+        request=serializers.ExplanationIn, responses={200: serializers.SubmitOut, **ERROR_RESPONSES}
+    )
     def post(self, request: Request, slug: str) -> Response:
         rater, values = _rater_and_input(request, slug, serializers.ExplanationIn)
         explanation_match_submit(
