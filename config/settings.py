@@ -159,6 +159,8 @@ CSP_RELAXED_PATHS = env_list("CSP_RELAXED_PATHS", ["/admin/", "/api/v1/docs/"])
 RATE_LIMIT_ENROLL = env_str("RATE_LIMIT_ENROLL", "30/m")
 RATE_LIMIT_SUBMIT = env_str("RATE_LIMIT_SUBMIT", "120/m")
 SESSION_COOKIE_HTTPONLY = True
+# The pages read the CSRF token from the form, never from the cookie, so scripts need not see it.
+CSRF_COOKIE_HTTPONLY = True
 
 # Uploaded item and judgment files: parsed in memory up to this size, refused beyond it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("UPLOAD_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)

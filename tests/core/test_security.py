@@ -127,3 +127,15 @@ def test_deployment_checks_pass_with_production_settings():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_cookies_are_http_only_and_secure_outside_debug(open_study):
+    client = Client()
+    client.get(f"/s/{open_study.slug}/")
+    client.post(
+        f"/s/{open_study.slug}/", {"background": "technical", "age_band": "25-34", "consent": "on"}
+    )
+    for name in ("sessionid", "csrftoken"):
+        cookie = client.cookies[name]
+        assert cookie["httponly"], name
+        assert cookie["secure"], name
