@@ -90,7 +90,9 @@ def _database_config() -> dict[str, Any]:
     url = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'laughlab.sqlite3'}")
     try:
         config: dict[str, Any] = dict(
-            dj_database_url.parse(url, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))
+            dj_database_url.parse(
+                url, conn_max_age=env_int("DB_CONN_MAX_AGE", 60, minimum=0), conn_health_checks=True
+            )
         )
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from exc

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from apps.assignments.models import Assignment
@@ -47,32 +47,37 @@ def scorecard_counts(*, study: Study) -> tuple[Counter[int], dict[int, Counter[i
     """Scorecards per item, in total and per background group of the rater."""
     total: Counter[int] = Counter()
     by_group: dict[int, Counter[int]] = defaultdict(Counter)
+    # Counted by the database: one row per (item, group), not one per scorecard.
     rows = (
         Assignment.objects.filter(study=study, kind=Assignment.Kind.SCORECARD)
         .filter(_live(study))
-        .values_list("item_id", "rater__background_id")
+        .values("item_id", "rater__background_id")
+        .annotate(n=Count("pk"))
+        .values_list("item_id", "rater__background_id", "n")
     )
     # Judgments imported from elsewhere have no assignment but count toward the targets too.
-    imported = ScoreResponse.objects.filter(study=study, assignment__isnull=True).values_list(
-        "item_id", "rater__background_id"
+    imported = (
+        ScoreResponse.objects.filter(study=study, assignment__isnull=True)
+        .values("item_id", "rater__background_id")
+        .annotate(n=Count("pk"))
+        .values_list("item_id", "rater__background_id", "n")
     )
-    for item_id, group_id in [*rows, *imported]:
-        total[item_id] += 1
-        by_group[group_id][item_id] += 1
+    for item_id, group_id, n in [*rows, *imported]:
+        total[item_id] += n
+        by_group[group_id][item_id] += n
     return total, by_group
 
 
 def turing_counts(*, study: Study) -> Counter[int]:
-    counts = Counter(
-        Assignment.objects.filter(study=study, kind=Assignment.Kind.TURING)
-        .filter(_live(study))
-        .values_list("item_id", flat=True)
-    )
-    counts.update(
-        TuringJudgment.objects.filter(study=study, assignment__isnull=True).values_list(
-            "item_id", flat=True
-        )
-    )
+    counts: Counter[int] = Counter()
+    for queryset in (
+        Assignment.objects.filter(study=study, kind=Assignment.Kind.TURING).filter(_live(study)),
+        TuringJudgment.objects.filter(study=study, assignment__isnull=True),
+    ):
+        for item_id, n in (
+            queryset.values("item_id").annotate(n=Count("pk")).values_list("item_id", "n")
+        ):
+            counts[item_id] += n
     return counts
 
 
@@ -80,17 +85,23 @@ def pair_counts(*, study: Study) -> tuple[Counter[int], dict[int, set[int]]]:
     """Pairings per item and each item's distinct opponents."""
     appearances: Counter[int] = Counter()
     opponents: dict[int, set[int]] = defaultdict(set)
+    # One row per distinct (left, right) placement with its count, not one per judgment.
     rows = (
         Assignment.objects.filter(study=study, kind=Assignment.Kind.PAIR)
         .filter(_live(study))
-        .values_list("item_id", "right_item_id")
+        .values("item_id", "right_item_id")
+        .annotate(n=Count("pk"))
+        .values_list("item_id", "right_item_id", "n")
     )
-    imported = PairJudgment.objects.filter(study=study, assignment__isnull=True).values_list(
-        "left_id", "right_id"
+    imported = (
+        PairJudgment.objects.filter(study=study, assignment__isnull=True)
+        .values("left_id", "right_id")
+        .annotate(n=Count("pk"))
+        .values_list("left_id", "right_id", "n")
     )
-    for left, right in [*rows, *imported]:
-        appearances[left] += 1
-        appearances[right] += 1
+    for left, right, n in [*rows, *imported]:
+        appearances[left] += n
+        appearances[right] += n
         opponents[left].add(right)
         opponents[right].add(left)
     return appearances, opponents

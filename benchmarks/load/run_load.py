@@ -1,0 +1,618 @@
+"""Load benchmark of the rater flow: gunicorn + PostgreSQL on this machine, asyncio raters.
+
+    .venv/bin/python benchmarks/load/run_load.py                 # baseline 10, then 200 raters
+    .venv/bin/python benchmarks/load/run_load.py --raters 200 --baseline 10 --think-ms 0
+
+The orchestrator (this process) makes a fresh `laughlab_load` database, seeds the demo study,
+opens it up for many tasks, starts gunicorn, runs each load phase in a separate client process
+(`--client`), checks the stored judgments against the acknowledged idempotency keys, stops
+gunicorn by its PID and drops the database. Traffic goes only to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV = ROOT / ".venv" / "bin"
+DB_NAME = "laughlab_load"
+SLUG = "demo"
+HOST = "127.0.0.1"
+TARGET_P99_MS = 150.0
+
+# --------------------------------------------------------------------------------------------
+# Client: a minimal HTTP/1.1 keep-alive client over asyncio streams, one connection per rater
+# (as a browser would hold one), with its own cookie jar.
+# --------------------------------------------------------------------------------------------
+
+
+class HttpError(Exception):
+    pass
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    set_cookies: list[str]
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+class Client:
+    def __init__(self, port: int, timeout: float) -> None:
+        self.port = port
+        self.timeout = timeout
+        self.cookies: dict[str, str] = {}
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.connects = 0
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            with contextlib.suppress(OSError):
+                await self.writer.wait_closed()
+        self.reader = self.writer = None
+
+    async def _connect(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection(HOST, self.port)
+        self.connects += 1
+
+    async def request(
+        self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+    ) -> Response:
+        """One request; a reused connection the server closed meanwhile is reopened once."""
+        for attempt in range(2):
+            reused = self.writer is not None
+            if not reused:
+                await self._connect()
+            try:
+                return await asyncio.wait_for(
+                    self._exchange(method, path, body, headers or {}), self.timeout
+                )
+            except (ConnectionError, asyncio.IncompleteReadError, HttpError) as exc:
+                await self.close()
+                if not reused or attempt == 1:
+                    raise HttpError(f"{method} {path}: {exc!r}") from exc
+        raise AssertionError("unreachable")
+
+    async def _exchange(
+        self, method: str, path: str, body: bytes, headers: dict[str, str]
+    ) -> Response:
+        assert self.reader is not None
+        assert self.writer is not None
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {HOST}:{self.port}", "Connection: keep-alive"]
+        if self.cookies:
+            lines.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in self.cookies.items()))
+        if body or method == "POST":
+            lines.append(f"Content-Length: {len(body)}")
+        lines += [f"{k}: {v}" for k, v in headers.items()]
+        self.writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+        await self.writer.drain()
+        status_line = await self.reader.readline()
+        if not status_line:
+            raise HttpError("connection closed before a response")
+        parts = status_line.decode("latin-1").split(" ", 2)
+        status = int(parts[1])
+        resp_headers: dict[str, str] = {}
+        set_cookies: list[str] = []
+        while True:
+            line = (await self.reader.readline()).decode("latin-1").rstrip("\r\n")
+            if not line:
+                break
+            name, _, value = line.partition(":")
+            name, value = name.strip().lower(), value.strip()
+            if name == "set-cookie":
+                set_cookies.append(value)
+            resp_headers[name] = value
+        if resp_headers.get("transfer-encoding", "").lower() == "chunked":
+            chunks = []
+            while True:
+                size = int((await self.reader.readline()).split(b";")[0], 16)
+                if size == 0:
+                    await self.reader.readline()
+                    break
+                chunks.append(await self.reader.readexactly(size))
+                await self.reader.readexactly(2)
+            payload = b"".join(chunks)
+        elif "content-length" in resp_headers:
+            payload = await self.reader.readexactly(int(resp_headers["content-length"]))
+        else:
+            payload = await self.reader.read()
+            resp_headers["connection"] = "close"
+        for cookie in set_cookies:
+            name, _, rest = cookie.partition("=")
+            value = rest.split(";", 1)[0]
+            if "max-age=0" in cookie.lower():
+                self.cookies.pop(name.strip(), None)
+            else:
+                self.cookies[name.strip()] = value
+        if resp_headers.get("connection", "").lower() == "close":
+            await self.close()
+        return Response(status, resp_headers, set_cookies, payload)
+
+    async def get_following(self, path: str) -> tuple[Response, str]:
+        """GET, following redirects (at most 5) like a browser; returns the page and its path."""
+        for _ in range(5):
+            response = await self.request("GET", path)
+            if response.status in (301, 302, 303) and "location" in response.headers:
+                path = response.headers["location"]
+                continue
+            return response, path
+        raise HttpError(f"redirect loop at {path}")
+
+
+# --- page parsing ----------------------------------------------------------------------------
+
+FORM_RE = re.compile(r"<form[^>]*\bdata-task=\"(\w+)\"[^>]*>")
+ATTR_RE = re.compile(r"data-(assignment|response|submit-url)=\"([^\"]*)\"")
+CSRF_RE = re.compile(r"name=\"csrfmiddlewaretoken\" value=\"([^\"]+)\"")
+FIELDSET_RE = re.compile(r"<fieldset[^>]*data-question=\"(\w+)\"[^>]*>(.*?)</fieldset>", re.S)
+RADIO_RE = re.compile(r"<input type=\"radio\" name=\"(\w+)\" value=\"([^\"]+)\"")
+OPTION_RE = re.compile(r"<option value=\"([^\"]+)\"")
+
+
+@dataclass
+class Answer:
+    rater: int
+    kind: str
+    key: str  # idempotency key, or "explanation:<response id>"
+    status: int
+    latency_ms: float
+    replayed: bool = False
+    retries: int = 0
+
+
+@dataclass
+class RaterResult:
+    index: int
+    answers: list[Answer] = field(default_factory=list)
+    enroll_status: int = 0
+    enroll_ms: float = 0.0
+    finished: bool = False
+    error: str = ""
+    connects: int = 0
+
+
+def _task_payload(kind: str, page: str, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    attrs = dict(ATTR_RE.findall(FORM_RE.search(page).group(0)))  # type: ignore[union-attr]
+    url = attrs["submit-url"]
+    if kind == "explanation":
+        return url, {"response": int(attrs["response"]), "verdict": rng.choice(["yes", "no"])}
+    body: dict[str, Any] = {
+        "assignment": int(attrs["assignment"]),
+        "idempotency_key": uuid.uuid4().hex,
+    }
+    at_ms = rng.randint(1500, 4000)
+    if kind == "scorecard":
+        answers: dict[str, dict[str, int]] = {}
+        # Fieldsets come in the rubric's order, so increasing times respect answered_after.
+        for name, inner in FIELDSET_RE.findall(page):
+            values = [int(v) for n, v in RADIO_RE.findall(inner) if n == name]
+            if values:
+                answers[name] = {"value": rng.choice(values), "at_ms": at_ms}
+                at_ms += rng.randint(400, 2500)
+        body["answers"] = answers
+    elif kind == "pair":
+        body["winner"] = rng.choice(["left", "right"])
+    elif kind == "turing":
+        body["guess"] = rng.choice(["ai", "human"])
+    body["active_ms"] = at_ms
+    return url, body
+
+
+async def run_rater(
+    index: int, port: int, think_ms: float, timeout: float, max_tasks: int
+) -> RaterResult:
+    rng = random.Random(index)
+    result = RaterResult(index)
+    client = Client(port, timeout)
+    try:
+        entry = f"/s/{SLUG}/"
+        started = time.perf_counter()
+        page = await client.request("GET", entry)
+        if page.status != 200:
+            raise HttpError(f"entry GET {page.status}")
+        backgrounds = sorted(set(re.findall(r'name="background" value="([^"]+)"', page.text)))
+        select = re.search(r'<select name="age_band".*?</select>', page.text, re.S)
+        ages = [a for a in OPTION_RE.findall(select.group(0)) if a] if select else []
+        csrf = CSRF_RE.search(page.text)
+        if not backgrounds or not ages or csrf is None:
+            raise HttpError("enrolment form not understood")
+        form = urlencode(
+            {
+                "csrfmiddlewaretoken": csrf.group(1),
+                "background": backgrounds[index % len(backgrounds)],
+                "age_band": ages[index % len(ages)],
+                "consent": "on",
+            }
+        ).encode()
+        enrolled = await client.request(
+            "POST",
+            entry,
+            form,
+            {"Content-Type": "application/x-www-form-urlencoded"},
+        )
+        result.enroll_status = enrolled.status
+        if enrolled.status != 302:
+            alerts = re.findall(r'role="alert">([^<]*)', enrolled.text)
+            raise HttpError(f"enrol POST {enrolled.status}: {alerts}")
+        current, path = await client.get_following(enrolled.headers["location"])
+        result.enroll_ms = (time.perf_counter() - started) * 1000
+        for _ in range(max_tasks):
+            if current.status != 200:
+                raise HttpError(f"GET {path} answered {current.status}")
+            match = FORM_RE.search(current.text)
+            if match is None:
+                result.finished = path.rstrip("/").endswith("/end")
+                if not result.finished:
+                    raise HttpError(f"no task form on {path}")
+                break
+            kind = match.group(1)
+            url, body = _task_payload(kind, current.text, rng)
+            if think_ms:
+                await asyncio.sleep(rng.uniform(0.5, 1.5) * think_ms / 1000)
+            key = body.get("idempotency_key") or f"explanation:{body['response']}"
+            payload = json.dumps(body).encode()
+            headers = {
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                "X-CSRFToken": client.cookies.get("csrftoken", ""),
+            }
+            t0 = time.perf_counter()
+            retries = 0
+            while True:
+                # As rater.js does: a lost connection or a 5xx is retried with the same key.
+                try:
+                    posted = await client.request("POST", url, payload, headers)
+                except HttpError:
+                    posted = Response(599, {}, [], b"")
+                if (posted.status >= 500) and retries < 3:
+                    retries += 1
+                    await asyncio.sleep(0.2 * retries)
+                    continue
+                break
+            answer = Answer(index, kind, key, posted.status, 0.0, retries=retries)
+            if not 200 <= posted.status < 300:
+                answer.latency_ms = (time.perf_counter() - t0) * 1000
+                result.answers.append(answer)
+                raise HttpError(f"POST {url} answered {posted.status}: {posted.text[:200]}")
+            data = json.loads(posted.body)
+            answer.replayed = bool(data.get("replayed"))
+            current, path = await client.get_following(data["next"])
+            answer.latency_ms = (time.perf_counter() - t0) * 1000
+            result.answers.append(answer)
+        else:
+            raise HttpError(f"more than {max_tasks} pages: the session did not end")
+    except (TimeoutError, HttpError, OSError, ValueError, KeyError) as exc:
+        result.error = f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        result.connects = client.connects
+        await client.close()
+    return result
+
+
+async def run_client(args: argparse.Namespace) -> dict[str, Any]:
+    started = time.perf_counter()
+    raters = [
+        run_rater(args.offset + i, args.port, args.think_ms, args.request_timeout, args.max_tasks)
+        for i in range(args.raters)
+    ]
+    results = await asyncio.wait_for(asyncio.gather(*raters), args.phase_timeout)
+    return {
+        "seconds": time.perf_counter() - started,
+        "raters": [asdict(r) for r in results],
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Orchestrator
+# --------------------------------------------------------------------------------------------
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_URL": f"postgres://postgres@{HOST}:5432/{DB_NAME}",
+            "DEBUG": "0",
+            "SECRET_KEY": secrets.token_urlsafe(50),
+            "ALLOWED_HOSTS": "127.0.0.1,localhost",
+            "SESSION_COOKIE_SECURE": "0",
+            "CSRF_COOKIE_SECURE": "0",
+            "SECURE_HSTS_SECONDS": "0",
+            "RATE_LIMIT_ENROLL": "0",
+            "RATE_LIMIT_SUBMIT": "0",
+            "REDIS_URL": f"redis://{HOST}:6379/14",
+            "LOG_LEVEL": "WARNING",
+            "OMP_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1",
+        }
+    )
+    return env
+
+
+def _manage(env: dict[str, str], *args: str) -> str:
+    done = subprocess.run(
+        [str(VENV / "python"), "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return done.stdout
+
+
+CONFIGURE = """
+from apps.studies.models import Study
+from apps.raters.models import BackgroundGroup
+s = Study.objects.get(slug=%(slug)r)
+s.target_scorecards_per_item = 400
+s.turing_judgments_per_item = 200
+s.adaptive_pairing = False
+s.pair_appearances_per_item = 60
+s.tasks_per_session = %(tasks)d
+s.session_minutes = 60
+s.status = Study.Status.OPEN
+s.save()
+BackgroundGroup.objects.filter(study=s).update(quota=None)
+print(s.items.count(), s.status)
+"""
+
+VERIFY = """
+import json
+from apps.judgments.models import Origin, PairJudgment, ScoreResponse, TuringJudgment
+keys = []
+for model in (ScoreResponse, PairJudgment, TuringJudgment):
+    keys += list(model.objects.filter(rater__study__slug=%(slug)r, origin=Origin.COLLECTED)
+                 .values_list("idempotency_key", flat=True))
+expl = list(ScoreResponse.objects.filter(rater__study__slug=%(slug)r, origin=Origin.COLLECTED)
+            .exclude(explanation_match="").values_list("pk", flat=True))
+print("LOADJSON" + json.dumps({"keys": keys, "explanations": expl}))
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_ready(port: int, deadline: float) -> None:
+    while time.time() < deadline:
+        try:
+            with socket.create_connection((HOST, port), timeout=1) as s:
+                s.sendall(f"GET /s/{SLUG}/ HTTP/1.1\r\nHost: {HOST}\r\n\r\n".encode())
+                if s.recv(64).startswith(b"HTTP/1.1 200"):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise RuntimeError("gunicorn did not become ready")
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = q / 100 * (len(ordered) - 1)
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def _phase(args: argparse.Namespace, port: int, raters: int, offset: int, out: Path) -> dict:
+    command = [
+        str(VENV / "python"),
+        __file__,
+        "--client",
+        "--port",
+        str(port),
+        "--raters",
+        str(raters),
+        "--offset",
+        str(offset),
+        "--think-ms",
+        str(args.think_ms),
+        "--max-tasks",
+        str(args.tasks * 2 + 5),
+        "--phase-timeout",
+        str(args.phase_timeout),
+        "--out",
+        str(out),
+    ]
+    subprocess.run(command, check=True, timeout=args.phase_timeout + 30)
+    data: dict[str, Any] = json.loads(out.read_text())
+    answers = [a for r in data["raters"] for a in r["answers"]]
+    ok = [a for a in answers if 200 <= a["status"] < 300]
+    latencies = [a["latency_ms"] for a in ok]
+    errors: dict[str, int] = {}
+    for a in answers:
+        if not 200 <= a["status"] < 300:
+            errors[str(a["status"])] = errors.get(str(a["status"]), 0) + 1
+    rater_errors = [r["error"] for r in data["raters"] if r["error"]]
+    summary = {
+        "raters": raters,
+        "seconds": data["seconds"],
+        "answers_ok": len(ok),
+        "throughput": len(ok) / data["seconds"],
+        "p50": _percentile(latencies, 50),
+        "p95": _percentile(latencies, 95),
+        "p99": _percentile(latencies, 99),
+        "max": max(latencies, default=float("nan")),
+        "mean": statistics.fmean(latencies) if latencies else float("nan"),
+        "enroll_p99": _percentile([r["enroll_ms"] for r in data["raters"] if r["enroll_ms"]], 99),
+        "errors_by_status": errors,
+        "rater_errors": len(rater_errors),
+        "rater_error_samples": rater_errors[:5],
+        "finished": sum(r["finished"] for r in data["raters"]),
+        "replayed": sum(a["replayed"] for a in ok),
+        "retries": sum(a["retries"] for a in answers),
+        "connections": sum(r["connects"] for r in data["raters"]),
+        "by_kind_p99": {
+            kind: round(_percentile([a["latency_ms"] for a in ok if a["kind"] == kind], 99), 1)
+            for kind in sorted({a["kind"] for a in ok})
+        },
+        "acked": [a["key"] for a in ok],
+    }
+    return summary
+
+
+def _print_phase(name: str, s: dict[str, Any]) -> None:
+    print(
+        f"{name:>9}: {s['raters']} raters, {s['answers_ok']} answers in {s['seconds']:.1f} s = "
+        f"{s['throughput']:.1f} answers/s; submit+next ms p50 {s['p50']:.1f} p95 {s['p95']:.1f} "
+        f"p99 {s['p99']:.1f} max {s['max']:.1f}; finished {s['finished']}/{s['raters']}; "
+        f"errors {s['errors_by_status'] or 'none'}; rater failures {s['rater_errors']}; "
+        f"retries {s['retries']}; connections {s['connections']}"
+    )
+    print(f"{'':>9}  p99 by kind {s['by_kind_p99']}; enrolment p99 {s['enroll_p99']:.1f} ms")
+    for sample in s["rater_error_samples"]:
+        print(f"{'':>9}  ! {sample}")
+
+
+def orchestrate(args: argparse.Namespace) -> int:
+    env = _env()
+    work = Path(tempfile.mkdtemp(prefix="laughlab-load-"))
+    env["LAUGHLAB_VAR_DIR"] = str(work)
+    env["STATIC_ROOT"] = str(work / "static")
+    pg = ["-h", HOST, "-U", "postgres"]
+    subprocess.run(["dropdb", "--if-exists", *pg, DB_NAME], check=True)
+    subprocess.run(["createdb", *pg, DB_NAME], check=True)
+    server: subprocess.Popen[bytes] | None = None
+    code = 1
+    try:
+        t = time.perf_counter()
+        _manage(env, "migrate", "--noinput", "-v", "0")
+        _manage(env, "seed_demo", "--skip-aggregate")
+        _manage(env, "collectstatic", "--noinput", "-v", "0")
+        info = _manage(env, "shell", "-c", CONFIGURE % {"slug": SLUG, "tasks": args.tasks})
+        print(f"set-up {time.perf_counter() - t:.1f} s; demo study items/status: {info.strip()}")
+        port = _free_port()
+        server = subprocess.Popen(
+            [
+                str(VENV / "gunicorn"),
+                "config.wsgi:application",
+                "--bind",
+                f"{HOST}:{port}",
+                "--workers",
+                str(args.workers),
+                "--worker-class",
+                "gthread",
+                "--threads",
+                str(args.threads),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+        )
+        _wait_ready(port, time.time() + 60)
+        print(
+            f"gunicorn pid {server.pid} on {HOST}:{port}, {args.workers} workers x "
+            f"{args.threads} threads (gthread); {os.cpu_count()} CPUs; "
+            f"think time {args.think_ms} ms; {args.tasks} tasks per session"
+        )
+        phases: dict[str, dict[str, Any]] = {}
+        if args.baseline:
+            phases["baseline"] = _phase(args, port, args.baseline, 0, work / "baseline.json")
+            _print_phase("baseline", phases["baseline"])
+        phases["load"] = _phase(args, port, args.raters, 100_000, work / "load.json")
+        _print_phase("load", phases["load"])
+
+        out = _manage(env, "shell", "-c", VERIFY % {"slug": SLUG})
+        stored = json.loads(out.split("LOADJSON", 1)[1])
+        acked_all = [k for p in phases.values() for k in p["acked"]]
+        acked_keys = [k for k in acked_all if not k.startswith("explanation:")]
+        acked_expl = [int(k.split(":")[1]) for k in acked_all if k.startswith("explanation:")]
+        stored_keys: list[str] = stored["keys"]
+        lost = set(acked_keys) - set(stored_keys)
+        extra = set(stored_keys) - set(acked_keys)
+        doubled = len(stored_keys) - len(set(stored_keys))
+        acked_twice = len(acked_keys) - len(set(acked_keys))
+        expl_lost = set(acked_expl) - set(stored["explanations"])
+        expl_extra = set(stored["explanations"]) - set(acked_expl)
+        integrity = not (lost or extra or doubled or acked_twice or expl_lost or expl_extra)
+        print(
+            f"integrity: acknowledged judgments {len(acked_keys)}, stored {len(stored_keys)}; "
+            f"lost {len(lost)}, unacknowledged extra {len(extra)}, doubled {doubled}; "
+            f"explanation verdicts acknowledged {len(acked_expl)}, stored "
+            f"{len(stored['explanations'])}, lost {len(expl_lost)}, extra {len(expl_extra)} "
+            f"-> {'EXACT' if integrity else 'MISMATCH'}"
+        )
+        load = phases["load"]
+        no_errors = not load["errors_by_status"] and not load["rater_errors"]
+        met = load["p99"] < TARGET_P99_MS and no_errors
+        print(
+            f"target p99 < {TARGET_P99_MS:.0f} ms at {args.raters} raters with no errors: "
+            f"{'MET' if met else 'NOT MET'} (p99 {load['p99']:.1f} ms, errors "
+            f"{'none' if no_errors else 'yes'})"
+        )
+        if "baseline" in phases:
+            ratio = load["p99"] / phases["baseline"]["p99"]
+            print(f"p99 ratio load/baseline: {ratio:.1f}x")
+        code = 0 if integrity else 2
+    finally:
+        if server is not None:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+        subprocess.run(["dropdb", "--if-exists", *pg, DB_NAME], check=False)
+    return code
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--raters", type=int, default=200)
+    parser.add_argument("--baseline", type=int, default=10, help="raters in the baseline phase")
+    parser.add_argument("--tasks", type=int, default=20, help="tasks per session")
+    parser.add_argument("--think-ms", type=float, default=0.0, help="mean pause before answers")
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--phase-timeout", type=float, default=600.0)
+    parser.add_argument("--request-timeout", type=float, default=60.0)
+    # Client-process options.
+    parser.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--offset", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--max-tasks", type=int, default=45, help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.client:
+        result = asyncio.run(run_client(args))
+        args.out.write_text(json.dumps(result))
+        return 0
+    return orchestrate(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
