@@ -58,6 +58,8 @@ class Command(BaseCommand):
                 ]
             )
         )
+        # A SIGTERM (not only Ctrl-C) must reach the `finally` below, or the worker outlives us.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
             call_command("runserver", f"{host}:{port}", use_reloader=False)
         finally:
