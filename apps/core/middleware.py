@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from django.db import InterfaceError, OperationalError, close_old_connections
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
@@ -34,8 +34,8 @@ class DomainErrorMiddleware:
             logger.warning(
                 "database unavailable during %s %s", request.method, request.path, exc_info=True
             )
-            # The failed transaction was rolled back; let the next request open a new connection.
-            close_old_connections()
+            # The failed transaction was rolled back; Django's end-of-request handler discards the
+            # broken connection, and the health check before reuse catches a dead kept one.
             exception = DatabaseUnavailable(
                 "the database is briefly unavailable; nothing was saved — please retry"
             )

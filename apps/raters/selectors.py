@@ -11,6 +11,11 @@ from apps.studies.models import Study
 _SESSION_KEY = "laughlab:rater:{study_id}"
 
 
+def rater_session_entry(*, study: Study) -> str:
+    """The key under which a browser session remembers its rater in this study."""
+    return _SESSION_KEY.format(study_id=study.pk)
+
+
 def rater_remember(*, request: HttpRequest, study: Study, rater: Rater) -> None:
     # A new session key on enrolment, so a fixated pre-login key cannot follow the rater in.
     request.session.cycle_key()

@@ -9,10 +9,14 @@ import itertools
 import pytest
 import schemathesis
 from django.conf import settings as django_settings
-from django.test import Client
+from django.contrib.sessions.backends.db import SessionStore
+from django.utils.crypto import get_random_string
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 
+from apps.assignments.services import assignment_next
+from apps.raters.selectors import rater_session_entry
+from apps.raters.services import rater_enroll
 from apps.studies.models import Study
 from tests.api.test_schemathesis import CHECKS, EXAMPLES
 from tests.api.test_schemathesis import wsgi_app as wsgi_app  # the fixture, shared
@@ -23,19 +27,23 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def rater_cookies():
+    """An enrolled rater's browser session and CSRF pair, made without Django's test client (whose
+    request handling would put back the connection-closing signal the WSGI fixture takes off)."""
     study = StudyFactory(status=Study.Status.OPEN, attention_check_rate=0, tasks_per_session=200)
     for n in range(6):
         ItemFactory(
             study=study, external_id=f"i{n}", topic="t", explanation="a pun" if n % 2 else ""
         )
-    client = Client()
-    client.post(
-        f"/s/{study.slug}/", {"background": "technical", "age_band": "25-34", "consent": "on"}
-    )
-    client.get(f"/s/{study.slug}/task/")  # hands out a task and sets the CSRF cookie
-    session = client.cookies[django_settings.SESSION_COOKIE_NAME].value
-    csrf = client.cookies[django_settings.CSRF_COOKIE_NAME].value
-    cookies = {django_settings.SESSION_COOKIE_NAME: session, django_settings.CSRF_COOKIE_NAME: csrf}
+    enrollment = rater_enroll(study=study, background="technical", age_band="25-34", consent=True)
+    assignment_next(rater=enrollment.rater, session=enrollment.session)
+    store = SessionStore()
+    store[rater_session_entry(study=study)] = enrollment.rater.pk
+    store.create()
+    csrf = get_random_string(32)
+    cookies = {
+        django_settings.SESSION_COOKIE_NAME: store.session_key,
+        django_settings.CSRF_COOKIE_NAME: csrf,
+    }
     return study, {"X-CSRFToken": csrf}, cookies
 
 
