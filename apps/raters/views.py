@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils.translation import get_language
 from django.views.decorators.http import require_http_methods
 
-from apps.core.errors import DomainError
+from apps.core.errors import DomainError, SessionExpired
 from apps.core.ratelimit import client_address, rate_limit_check
 from apps.raters.forms import EnrollForm
 from apps.raters.models import RaterSession
@@ -101,13 +101,12 @@ def session_end(request: HttpRequest, slug: str) -> HttpResponse:
     session = rater_session_get(rater=rater)
     try:
         rater_session_check_open(session=session)
-    except DomainError:
+    except SessionExpired:
         pass
     else:
-        # Reached with time left: the rater chose to stop, or there was nothing more to give.
-        from apps.raters.services import rater_session_end
-
-        session = rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)
+        # A GET changes nothing: a session with time left (and tasks to give) goes on. Sessions
+        # end at their deadline, or when the task page has nothing more to hand out.
+        return HttpResponseRedirect(reverse("raters:task", args=[study.slug]))
     return render(
         request,
         "raters/end.html",

@@ -385,3 +385,22 @@ def test_task_page_without_enrolment_is_404():
     response = Client(raise_request_exception=False).get(f"/s/{study.slug}/task/")
     assert response.status_code == 404
     assert Assignment.objects.count() == 0
+
+
+def test_opening_the_end_page_with_time_left_does_not_end_the_session():
+    from django.test import Client
+
+    from apps.raters.models import RaterSession
+    from tests.factories import ItemFactory, StudyFactory
+
+    study = StudyFactory(status="open", attention_check_rate=0)
+    ItemFactory(study=study)
+    client = Client()
+    client.post(
+        f"/s/{study.slug}/", {"background": "technical", "age_band": "25-34", "consent": "on"}
+    )
+    response = client.get(f"/s/{study.slug}/end/")
+    assert response.status_code == 302
+    assert response["Location"] == f"/s/{study.slug}/task/"
+    session = RaterSession.objects.get(rater__study=study)
+    assert session.ended_at is None
