@@ -47,10 +47,9 @@ from apps.studies.importing import ITEM_JSON_COLUMNS
 from apps.studies.models import Study
 from apps.studies.selectors import studies_for_user, study_get_for_user, study_items
 from apps.studies.services import (
-    study_configure,
     study_create,
     study_items_import_records,
-    study_quotas_set,
+    study_settings_update,
     study_status_set,
 )
 
@@ -212,24 +211,18 @@ class StudyApi(ResearcherApi):
         data.is_valid(raise_exception=True)
         changes = dict(data.validated_data)
         quotas = changes.pop("quotas", None)
-        # Settings and quotas in one transaction, as on the settings page: a refused quota must
-        # not leave half the settings saved.
-        with transaction.atomic():
-            if changes:
-                study = study_configure(study=study, **changes)
-            if quotas is not None:
-                _quotas_set(study, quotas)
+        try:
+            study = study_settings_update(study=study, quotas=quotas, **changes)
+        except DomainError as exc:
+            _rename_quota_field(exc)
+            raise
         return Response(s.StudyOut(study).data)
 
 
-def _quotas_set(study: Study, quotas: dict[str, int | None]) -> None:
-    try:
-        study_quotas_set(study=study, quotas=quotas)
-    except DomainError as exc:
-        # The service names the settings page's form field (quota_<code>); say it the API's way.
-        if exc.field and exc.field.startswith("quota_"):
-            exc.field = f"quotas.{exc.field.removeprefix('quota_')}"
-        raise
+def _rename_quota_field(exc: DomainError) -> None:
+    # The service names the settings page's form field (quota_<code>); say it the API's way.
+    if exc.field and exc.field.startswith("quota_"):
+        exc.field = f"quotas.{exc.field.removeprefix('quota_')}"
 
 
 class _StatusApi(ResearcherApi):

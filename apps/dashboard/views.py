@@ -7,7 +7,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
@@ -22,10 +21,9 @@ from apps.studies.models import Study
 from apps.studies.selectors import studies_for_user
 from apps.studies.services import (
     EDITABLE_SETTINGS,
-    study_configure,
     study_create,
     study_items_import,
-    study_quotas_set,
+    study_settings_update,
     study_status_set,
 )
 
@@ -98,10 +96,9 @@ def study_settings(request: HttpRequest, study: Study) -> HttpResponse:
         if form.is_valid() and quotas.is_valid():
             changes = {name: form.cleaned_data[name] for name in EDITABLE_SETTINGS}
             try:
-                # Both in one go: a refused quota must not leave half the settings saved.
-                with transaction.atomic():
-                    study_configure(study=study, task_mix=form.task_mix(), **changes)
-                    study_quotas_set(study=study, quotas=quotas.quotas())
+                study_settings_update(
+                    study=study, task_mix=form.task_mix(), quotas=quotas.quotas(), **changes
+                )
             except DomainError as exc:
                 target = (
                     form if (exc.field or "") in form.fields or exc.field == "task_mix" else quotas

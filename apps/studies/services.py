@@ -247,3 +247,20 @@ def study_member_add(
         study=study, user=user, defaults={"role": role}
     )
     return membership
+
+
+@transaction.atomic
+def study_settings_update(
+    *,
+    study: Study,
+    quotas: dict[str, int | None] | None = None,
+    task_mix: dict[str, float] | None = None,
+    **changes: Any,
+) -> Study:
+    """Settings, task mix and quotas checked and saved together: a refused quota leaves no
+    half-saved settings behind (the settings page and the API both change them in one go)."""
+    if changes or task_mix is not None:
+        study = study_configure(study=study, task_mix=task_mix, **changes)
+    if quotas is not None:
+        study_quotas_set(study=study, quotas=quotas)
+    return study
