@@ -163,10 +163,15 @@ def _candidate_pairs(study: Study, rater: Rater, items: list[Item]) -> list[tupl
 
 
 def _adaptive_order(
-    study: Study, pairs: list[tuple[int, int]], position: int
+    study: Study, pairs: list[tuple[int, int]], items: list[Item]
 ) -> list[tuple[int, int]]:
-    """Pairs ordered by expected information under the current Bradley-Terry estimates."""
-    from apps.analysis.stats.bradley_terry import bt_fit
+    """Pairs ordered by the value of one more judgment under the current Bradley-Terry fit.
+
+    The value is the statistics engine's (`stats.active.pair_values`, the criterion measured
+    in benchmarks/sim_active_pairs.py), computed per topic: pairs never cross topics, so each
+    topic is its own small comparison graph and the fit stays cheap on large studies.
+    """
+    from apps.analysis.stats.active import pair_values
     from apps.judgments.models import PairJudgment
 
     rows = list(
@@ -174,17 +179,26 @@ def _adaptive_order(
     )
     if len(rows) < ADAPTIVE_WARMUP_PAIRS:
         return pairs
-    ids = sorted({pk for pair in pairs for pk in pair} | {pk for row in rows for pk in row})
-    index = {pk: i for i, pk in enumerate(ids)}
-    winners = np.array([index[w] for w, _, _ in rows], dtype=np.int64)
-    losers = np.array([index[r if w == left else left] for w, left, r in rows], dtype=np.int64)
-    scores = bt_fit(winners, losers, len(ids)).scores
-
-    def information(pair: tuple[int, int]) -> float:
-        p = 1.0 / (1.0 + np.exp(scores[index[pair[1]]] - scores[index[pair[0]]]))
-        return float(p * (1 - p))
-
-    return sorted(pairs, key=lambda pair: -information(pair))
+    topic = {item.pk: item.topic for item in items}
+    by_topic: dict[str, list[tuple[int, int]]] = {}
+    for pair in pairs:
+        by_topic.setdefault(topic[pair[0]], []).append(pair)
+    valued: list[tuple[float, tuple[int, int]]] = []
+    for name, group in by_topic.items():
+        members = sorted(
+            {pk for pair in group for pk in pair} | {pk for pk, t in topic.items() if t == name}
+        )
+        index = {pk: i for i, pk in enumerate(members)}
+        wins = np.zeros((len(members), len(members)))
+        for winner, left, right in rows:
+            loser = right if winner == left else left
+            if winner in index and loser in index:
+                wins[index[winner], index[loser]] += 1
+        values = pair_values(
+            wins, np.array([(index[a], index[b]) for a, b in group], dtype=np.int64)
+        )
+        valued.extend(zip(values.tolist(), group, strict=True))
+    return [pair for _, pair in sorted(valued, key=lambda entry: -entry[0])]
 
 
 def _choose_pair(
@@ -214,7 +228,7 @@ def _choose_pair(
             ),
         )
     elif study.adaptive_pairing:
-        ranked = _adaptive_order(study, pairs, position)
+        ranked = _adaptive_order(study, pairs, items)
         reason = "adaptive"
     else:
         return None

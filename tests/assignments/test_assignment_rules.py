@@ -577,3 +577,31 @@ def test_an_expired_sessions_pending_task_becomes_expired():
     assert pending.status == Assignment.Status.EXPIRED
     assert pending.completed_at is not None
     assert done.status == Assignment.Status.DONE
+
+
+def test_adaptive_pairing_prefers_an_uncertain_pair_over_a_settled_one():
+    from apps.assignments.services import _adaptive_order
+    from apps.judgments.models import PairJudgment
+    from tests.factories import ItemFactory, RaterSessionFactory, StudyFactory
+
+    study = StudyFactory(adaptive_pairing=True)
+    a, b, c, d = (ItemFactory(study=study, topic="cats", external_id=name) for name in "abcd")
+
+    def judged(winner, loser, times):  # type: ignore[no-untyped-def]
+        for _ in range(times):
+            session = RaterSessionFactory(rater__study=study)
+            PairJudgment.objects.create(
+                study=study,
+                rater=session.rater,
+                session=session,
+                left=winner,
+                right=loser,
+                winner=winner,
+                idempotency_key=f"k{PairJudgment.objects.count()}-{winner.pk}",
+            )
+
+    judged(a, b, 20)  # a is clearly funnier than b
+    judged(c, d, 2)
+    judged(d, c, 2)  # c against d is still open
+    order = _adaptive_order(study, [(a.pk, b.pk), (c.pk, d.pk)], [a, b, c, d])
+    assert order[0] == (c.pk, d.pk)
