@@ -20,6 +20,7 @@ from apps.analysis.models import AggregationState, StudyResult
 from apps.analysis.selectors import study_inputs_load
 from apps.analysis.stats.report import compute_results
 from apps.core.errors import DomainError
+from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
 from apps.studies.models import Study
 
 logger = logging.getLogger(__name__)
@@ -51,16 +52,49 @@ def _enqueue(study_id: int) -> None:
         AggregationState.objects.filter(study_id=study_id).update(scheduled=False)
 
 
+class _EvidenceChanged:
+    """The after-commit callback of study_results_request, tagged with its study."""
+
+    def __init__(self, study_id: int) -> None:
+        self.study_id = study_id
+
+    def __call__(self) -> None:
+        if _mark_and_claim(self.study_id):
+            _enqueue(self.study_id)
+
+
+def _mark_and_claim(study_id: int) -> bool:
+    """Mark the study's evidence as changed; True if this call claimed the one queued run."""
+    _state_touch(study_id)
+    return bool(
+        AggregationState.objects.filter(study_id=study_id, scheduled=False).update(
+            scheduled=True, scheduled_at=timezone.now()
+        )
+    )
+
+
 def study_results_request(*, study_id: int) -> None:
     """Evidence of this study changed: mark it, and queue one debounced run if none is queued.
 
-    Call inside the transaction that stored the evidence; the queueing happens after commit.
+    Call inside the transaction that stored the evidence. The mark is written after commit, in
+    its own one-statement transactions: a study has one AggregationState row, and updating it
+    inside every submission's transaction made all concurrent submissions queue on its lock.
+    Should the process die between the commit and the mark, the sweep still finds the evidence
+    by its submission time (see aggregate_sweep).
     """
-    _state_touch(study_id)
-    claimed = AggregationState.objects.filter(study_id=study_id, scheduled=False).update(
-        scheduled=True, scheduled_at=timezone.now()
-    )
-    if claimed:
+    connection = transaction.get_connection()
+    if not connection.in_atomic_block:
+        _EvidenceChanged(study_id)()
+        return
+    pending = [entry[1] for entry in connection.run_on_commit]
+    if any(isinstance(f, _EvidenceChanged) and f.study_id == study_id for f in pending):
+        return  # one mark per transaction is enough
+    transaction.on_commit(_EvidenceChanged(study_id))
+
+
+def study_results_recompute(*, study_id: int) -> None:
+    """A researcher asked for fresh results: mark now, queue one run after commit."""
+    if _mark_and_claim(study_id):
         transaction.on_commit(lambda: _enqueue(study_id))
 
 
@@ -114,7 +148,8 @@ def _state_touch_if_missing(study_id: int) -> None:
     if not AggregationState.objects.filter(study_id=study_id).exists():
         try:
             with transaction.atomic():
-                AggregationState.objects.create(study_id=study_id)
+                # Never marked: the run about to start sees all the evidence there is now.
+                AggregationState.objects.create(study_id=study_id, requested_at=timezone.now())
         except IntegrityError:
             pass
 
@@ -125,6 +160,7 @@ def aggregate_sweep() -> list[int]:
     Catches what a failed enqueue (broker down) or a killed worker left behind. A run queued long
     ago that never started (its message was lost) is queued again.
     """
+    _mark_unmarked_evidence()
     stale_schedule = timezone.now() - timedelta(seconds=max(settings.AGGREGATE_SWEEP_SECONDS, 60))
     candidates = AggregationState.objects.filter(requested_at__isnull=False).filter(
         Q(study__result__isnull=True)
@@ -140,3 +176,21 @@ def aggregate_sweep() -> list[int]:
             _enqueue(state.study_id)
             queued.append(state.study_id)
     return queued
+
+
+def _mark_unmarked_evidence() -> None:
+    """Mark studies holding judgments stored after their last mark.
+
+    A submission marks its study after commit (study_results_request); a process that died in
+    between left judgments newer than the mark, found here by their insertion time.
+    """
+    marks = dict(AggregationState.objects.values_list("study_id", "requested_at"))
+    for study_id in Study.objects.values_list("pk", flat=True):
+        since = marks.get(study_id)
+        for model in (ScoreResponse, PairJudgment, TuringJudgment):
+            newer = model.objects.filter(study_id=study_id)
+            if since is not None:
+                newer = newer.filter(created_at__gt=since)
+            if newer.exists():
+                _state_touch(study_id)
+                break

@@ -33,7 +33,7 @@ from rest_framework.reverse import reverse
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
-from apps.analysis.services import study_results_request
+from apps.analysis.services import study_results_recompute
 from apps.api import serializers as s
 from apps.core.api import exception_handler as core_exception_handler
 from apps.core.errors import DomainError, LineError, NotFound
@@ -437,7 +437,7 @@ class StudyResultsRecomputeApi(ResearcherApi):
     def post(self, request: Request, slug: str) -> Response:
         study = self.study(request, slug)
         with transaction.atomic():
-            study_results_request(study_id=study.pk)
+            study_results_recompute(study_id=study.pk)
         body = {
             "status": "queued",
             "message": "aggregation is queued; the results document's computed_at changes when done",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Collection
 
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -43,22 +44,27 @@ def _live(study: Study) -> Q:
     )
 
 
-def scorecard_counts(*, study: Study) -> tuple[Counter[int], dict[int, Counter[int]]]:
-    """Scorecards per item, in total and per background group of the rater."""
+def scorecard_counts(
+    *, study: Study, item_ids: Collection[int] | None = None
+) -> tuple[Counter[int], dict[int, Counter[int]]]:
+    """Scorecards per item (of `item_ids`, or all), in total and per background group of the rater."""
     total: Counter[int] = Counter()
     by_group: dict[int, Counter[int]] = defaultdict(Counter)
+    assignments = Assignment.objects.filter(study=study, kind=Assignment.Kind.SCORECARD)
+    responses = ScoreResponse.objects.filter(study=study, assignment__isnull=True)
+    if item_ids is not None:
+        assignments = assignments.filter(item_id__in=list(item_ids))
+        responses = responses.filter(item_id__in=list(item_ids))
     # Counted by the database: one row per (item, group), not one per scorecard.
     rows = (
-        Assignment.objects.filter(study=study, kind=Assignment.Kind.SCORECARD)
-        .filter(_live(study))
+        assignments.filter(_live(study))
         .values("item_id", "rater__background_id")
         .annotate(n=Count("pk"))
         .values_list("item_id", "rater__background_id", "n")
     )
     # Judgments imported from elsewhere have no assignment but count toward the targets too.
     imported = (
-        ScoreResponse.objects.filter(study=study, assignment__isnull=True)
-        .values("item_id", "rater__background_id")
+        responses.values("item_id", "rater__background_id")
         .annotate(n=Count("pk"))
         .values_list("item_id", "rater__background_id", "n")
     )
@@ -68,12 +74,14 @@ def scorecard_counts(*, study: Study) -> tuple[Counter[int], dict[int, Counter[i
     return total, by_group
 
 
-def turing_counts(*, study: Study) -> Counter[int]:
+def turing_counts(*, study: Study, item_ids: Collection[int] | None = None) -> Counter[int]:
     counts: Counter[int] = Counter()
     for queryset in (
         Assignment.objects.filter(study=study, kind=Assignment.Kind.TURING).filter(_live(study)),
         TuringJudgment.objects.filter(study=study, assignment__isnull=True),
     ):
+        if item_ids is not None:
+            queryset = queryset.filter(item_id__in=list(item_ids))
         for item_id, n in (
             queryset.values("item_id").annotate(n=Count("pk")).values_list("item_id", "n")
         ):

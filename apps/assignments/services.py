@@ -97,7 +97,7 @@ def _choose_scorecard_item(study: Study, rater: Rater, items: list[Item]) -> int
         locked = _lock_first([row[3] for row in ranked[:CANDIDATES_PER_LOCK]])
         if locked:
             # Counts re-read under the lock: another rater may have taken the last place.
-            fresh_total, _ = selectors.scorecard_counts(study=study)
+            fresh_total, _ = selectors.scorecard_counts(study=study, item_ids=locked)
             for pk in locked:
                 if fresh_total[pk] < target:
                     return pk
@@ -116,7 +116,7 @@ def _choose_turing_item(study: Study, rater: Rater, items: list[Item]) -> int | 
     if not ranked:
         return None
     locked = _lock_first([row[2] for row in ranked[:CANDIDATES_PER_LOCK]])
-    fresh = selectors.turing_counts(study=study)
+    fresh = selectors.turing_counts(study=study, item_ids=locked)
     return next((pk for pk in locked if fresh[pk] < target), None)
 
 

@@ -6,6 +6,8 @@ import hashlib
 import json
 
 import pytest
+from django.db import connection
+from django.utils import timezone
 
 from apps.analysis import services
 from apps.analysis.models import AggregationState, StudyResult
@@ -100,23 +102,32 @@ def test_too_few_rounds_is_refused(demo_study):
     assert not StudyResult.objects.exists()
 
 
-def test_a_burst_of_submissions_queues_one_run(demo_study, django_capture_on_commit_callbacks):
+def test_a_burst_of_submissions_queues_one_run(demo_study):
     AggregationState.objects.filter(study=demo_study).update(scheduled=False)
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        for _ in range(5):
-            study_results_request(study_id=demo_study.pk)
-    assert len(callbacks) == 1
-    assert AggregationState.objects.get(study=demo_study).scheduled is True
-
-
-def test_queued_run_computes_results_after_commit(demo_study, django_capture_on_commit_callbacks):
-    AggregationState.objects.filter(study=demo_study).update(scheduled=False)
-    with django_capture_on_commit_callbacks(execute=True):
+    for _ in range(5):
         study_results_request(study_id=demo_study.pk)
-    result = StudyResult.objects.get(study=demo_study)
+    # One mark per transaction, written after commit: nothing is locked while it is open.
+    marks = [
+        callback
+        for _, callback, _ in connection.run_on_commit
+        if getattr(callback, "study_id", None) == demo_study.pk
+    ]
+    assert len(marks) == 1
+    assert not AggregationState.objects.filter(study=demo_study, scheduled=True).exists()
+    marks[0]()  # the queued run executes at once in tests (eager Celery)
     state = AggregationState.objects.get(study=demo_study)
-    assert state.scheduled is False
-    assert result.evidence_as_of == state.requested_at
+    assert StudyResult.objects.get(study=demo_study).evidence_as_of == state.requested_at
+
+
+def test_evidence_whose_mark_was_lost_is_found_by_the_sweep(demo_study):
+    study_aggregate(study=demo_study, rounds=20)
+    assert aggregate_sweep() == []
+    # A judgment committed by a process that died before marking its study.
+    response = ScoreResponse.objects.filter(study=demo_study).first()
+    ScoreResponse.objects.filter(pk=response.pk).update(created_at=timezone.now())
+    assert aggregate_sweep() == [demo_study.pk]
+    assert StudyResult.objects.get(study=demo_study).evidence_as_of > response.submitted_at
+    assert aggregate_sweep() == []
 
 
 def test_sweep_queues_studies_whose_results_are_older_than_their_evidence(demo_study):
