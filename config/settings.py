@@ -13,7 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("LAUGHLAB_VAR_DIR", str(BASE_DIR / "var")))
@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "apps.analysis",
     "apps.dashboard",
     "apps.reports",
+    "apps.screening",
     "apps.api",
 ]
 
@@ -236,9 +237,21 @@ CELERY_BEAT_SCHEDULE = {
 }
 
 # Screening models: loaded from local paths only, never from a hub.
+# The sentence-embedding model ("" = the packaged all-MiniLM-L6-v2) and the languages it covers.
 EMBEDDING_MODEL_PATH = env_str("EMBEDDING_MODEL_PATH", "")
 EMBEDDING_MODEL_LANGUAGES = env_list("EMBEDDING_MODEL_LANGUAGES", ["en"])
+# A causal language model directory for surprisal ("" = none: surprise is marked missing).
+SURPRISE_MODEL_PATH = env_str("SURPRISE_MODEL_PATH", "")
+SURPRISE_MODEL_LANGUAGES = env_list("SURPRISE_MODEL_LANGUAGES", ["en"])
 TORCH_THREADS = env_int("TORCH_THREADS", 1, minimum=1)
+# Candidates per feature batch: one Celery task each, so more workers finish sooner.
+SCREENING_BATCH_SIZE = env_int("SCREENING_BATCH_SIZE", 250, minimum=1)
+
+# The optional LLM judge: any OpenAI-compatible chat-completions endpoint ("" = off).
+LLM_JUDGE_URL = env_str("LLM_JUDGE_URL", "")
+LLM_JUDGE_MODEL = env_str("LLM_JUDGE_MODEL", "")
+LLM_JUDGE_API_KEY = env_str("LLM_JUDGE_API_KEY", "")
+LLM_JUDGE_TIMEOUT_SECONDS = env_float("LLM_JUDGE_TIMEOUT_SECONDS", 30.0, minimum=0.1)
 
 # Demo: the researcher account `seed_demo` creates.
 DEMO_RESEARCHER_USERNAME = env_str("DEMO_RESEARCHER_USERNAME", "researcher")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from django.db.models import Exists, OuterRef, Q
 
 from apps.analysis.models import StudyResult
 from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, Thresholds
@@ -17,7 +18,16 @@ def study_inputs_load(*, study: Study) -> StudyInputs:
     """Every judgment of the study as arrays; rows in primary-key order so the digest is stable."""
     item_rows = list(
         # Attention checks (gold items) test raters, not models: never part of the analysis.
+        # Items outside the human study (candidates, screened out, held) count only if they
+        # hold judgments (imported ones, or collected before a hold).
         Item.objects.filter(study=study, is_attention_check=False)
+        .filter(
+            Q(stage=Item.Stage.STUDY)
+            | Exists(ScoreResponse.objects.filter(item=OuterRef("pk")))
+            | Exists(PairJudgment.objects.filter(left=OuterRef("pk")))
+            | Exists(PairJudgment.objects.filter(right=OuterRef("pk")))
+            | Exists(TuringJudgment.objects.filter(item=OuterRef("pk")))
+        )
         .order_by("pk")
         .values_list(
             "pk",

@@ -64,7 +64,7 @@ def _lock_first(ids: Sequence[int]) -> list[int]:
 
 def _study_items(study: Study) -> list[Item]:
     return list(
-        Item.objects.filter(study=study, is_attention_check=False).only(
+        Item.objects.filter(study=study, is_attention_check=False, stage=Item.Stage.STUDY).only(
             "pk", "external_id", "topic", "level"
         )
     )
@@ -244,7 +244,7 @@ def _choose_attention_item(study: Study, rater: Rater) -> int | None:
     gold = [
         (_tiebreak(study, rater, external_id), pk)
         for pk, external_id in Item.objects.filter(
-            study=study, is_attention_check=True
+            study=study, is_attention_check=True, stage=Item.Stage.STUDY
         ).values_list("pk", "external_id")
         if pk not in done
     ]

@@ -73,7 +73,7 @@ def study_progress(*, study: Study) -> dict[str, Any]:
         imported=Count("pk", filter=Q(end_reason=RaterSession.EndReason.IMPORTED)),
     )
     items = list(
-        Item.objects.filter(study=study, is_attention_check=False)
+        Item.objects.filter(study=study, is_attention_check=False, stage=Item.Stage.STUDY)
         .order_by("external_id")
         .values_list("pk", "external_id")
     )

@@ -114,6 +114,8 @@ class Study(TimeStampedModel):
     adaptive_pairing = models.BooleanField(default=False)
     min_items_per_model = models.PositiveSmallIntegerField(default=30)
     min_raters_per_item = models.PositiveSmallIntegerField(default=15)
+    # Screening: candidates promoted into the human study per model (source), by FunnyScore.
+    screening_top_k = models.PositiveSmallIntegerField(default=20)
     prolific_completion_code = models.CharField(max_length=64, blank=True)
     prolific_screenout_code = models.CharField(max_length=64, blank=True)
     random_seed = models.BigIntegerField(default=_new_seed)
@@ -161,9 +163,22 @@ class Item(TimeStampedModel):
         ANALYSIS = "analysis", "Analysis"
         CREATIVE = "creative", "Creative"
 
+    class Stage(models.TextChoices):
+        # Only items in the study stage are put in front of raters.
+        STUDY = "study", _("In the human study")
+        CANDIDATE = "candidate", _("Candidate, awaiting screening")
+        DROPPED = "dropped", _("Screened out")
+        HELD = "held", _("Held by the offense filter")
+
     HUMAN_SOURCE = "human"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.STUDY)
+    # A researcher released this item from the offense filter's hold; a re-scan keeps it out.
+    offense_released_at = models.DateTimeField(null=True, blank=True)
+    offense_released_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     external_id = models.CharField(max_length=128)
     text = models.TextField()
     source = models.CharField(max_length=128, help_text="Model name, or 'human'.")
@@ -197,6 +212,7 @@ class Item(TimeStampedModel):
         indexes = [
             models.Index(fields=["study", "topic"]),
             models.Index(fields=["study", "source"]),
+            models.Index(fields=["study", "stage"]),
         ]
 
     def __str__(self) -> str:

@@ -93,20 +93,23 @@ def _differences(item: Item, row: ItemRow) -> list[str]:
     return [name for name in ITEM_COMPARED_FIELDS if getattr(item, name) != fields[name]]
 
 
-def study_items_import(*, study: Study, data: bytes, filename: str) -> ImportSummary:
+def study_items_import(
+    *, study: Study, data: bytes, filename: str, as_candidates: bool = False
+) -> ImportSummary:
     """Import item lines (JSONL or CSV). All lines are checked before anything is written.
 
     Importing the same file twice changes nothing: an item already stored with the same content
     counts as unchanged; one stored with different content is an error on that line (its
-    judgments were made on what is stored).
+    judgments were made on what is stored). With `as_candidates`, new items wait for a screening
+    run instead of going straight into the human study.
     """
     records = read_records(data, filename=filename, json_columns=ITEM_JSON_COLUMNS)
-    return study_items_import_records(study=study, records=records)
+    return study_items_import_records(study=study, records=records, as_candidates=as_candidates)
 
 
 @transaction.atomic
 def study_items_import_records(
-    *, study: Study, records: Iterable[Record | LineError]
+    *, study: Study, records: Iterable[Record | LineError], as_candidates: bool = False
 ) -> ImportSummary:
     rows, errors = parse_items(records)
     if not rows and not errors:
@@ -138,8 +141,10 @@ def study_items_import_records(
     try:
         # A savepoint, so a concurrent import of the same ids surfaces as a clear conflict.
         with transaction.atomic():
+            stage = Item.Stage.CANDIDATE if as_candidates else Item.Stage.STUDY
             Item.objects.bulk_create(
-                [Item(study=study, **row.model_fields()) for row in new_rows], batch_size=1000
+                [Item(study=study, stage=stage, **row.model_fields()) for row in new_rows],
+                batch_size=1000,
             )
     except IntegrityError as exc:
         raise Conflict(
@@ -228,8 +233,13 @@ def study_status_set(*, study: Study, status: str) -> Study:
     if status not in Study.Status.values:
         raise DomainError(f"unknown status {status!r}", field="status")
     locked = Study.objects.select_for_update().get(pk=study.pk)
-    if status == Study.Status.OPEN and not Item.objects.filter(study=locked).exists():
-        raise DomainError("a study needs items before it can open", field="status")
+    if (
+        status == Study.Status.OPEN
+        and not Item.objects.filter(study=locked, stage=Item.Stage.STUDY).exists()
+    ):
+        raise DomainError(
+            "a study needs items in the human study before it can open", field="status"
+        )
     if status == Study.Status.DRAFT and locked.status != Study.Status.DRAFT:
         raise Conflict(
             "a study that has been opened cannot go back to draft; close it instead", field="status"

@@ -1,0 +1,187 @@
+"""Machine screening before the human study: the offense filter, per-item features, the
+FunnyScore calibration, screening runs, and the optional LLM judge's verdicts.
+
+Nothing here is human evidence: features, scores and verdicts can always be recomputed. An item's
+place in the study (in it, a candidate, screened out, held) is `studies.Item.stage`.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+from apps.studies.models import Item, Study
+
+
+class OffenseTerm(models.Model):
+    """A term whose presence holds an item out of the human study until a researcher releases it."""
+
+    language = models.CharField(max_length=16, help_text="'en', 'zh', ...")
+    term = models.CharField(max_length=128)
+    category = models.CharField(max_length=32, blank=True)
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["language", "term"]
+        constraints = [
+            models.UniqueConstraint(fields=["language", "term"], name="offense_term_unique"),
+            models.CheckConstraint(condition=~Q(term=""), name="offense_term_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.language}: {self.term}"
+
+
+class OffenseMatch(models.Model):
+    """One occurrence of an offense term in an item, as found by the last scan."""
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="offense_matches")
+    term = models.ForeignKey(
+        OffenseTerm, null=True, on_delete=models.SET_NULL, related_name="matches"
+    )
+    # The text as matched, kept if the term is later edited or deleted.
+    matched = models.CharField(max_length=128)
+    # Character offset in the scanned text ("text", or "context" for a dialogue turn).
+    where = models.CharField(max_length=16, default="text")
+    start = models.PositiveIntegerField()
+    found_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "where", "start"]
+
+    def __str__(self) -> str:
+        return f"{self.item_id}: {self.matched!r}"
+
+
+class ItemFeatures(models.Model):
+    """The L1 features of one item. A feature that could not be computed is None with a reason."""
+
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="features")
+    # Mean per-token surprisal (nats) of the punchline minus that of the setup.
+    surprise = models.FloatField(null=True, blank=True)
+    surprise_missing = models.CharField(max_length=200, blank=True)
+    # Cosine similarity of the setup's and the punchline's sentence embeddings, in [-1, 1].
+    coherence = models.FloatField(null=True, blank=True)
+    coherence_missing = models.CharField(max_length=200, blank=True)
+    # Sentiment in [-1, 1] and its penalty in [0, 1] (0 unless the item reads as mean-spirited).
+    valence = models.FloatField(null=True, blank=True)
+    valence_penalty = models.FloatField(null=True, blank=True)
+    valence_missing = models.CharField(max_length=200, blank=True)
+    # Which model or package computed each feature: {"surprise": "...", ...}.
+    models_used = models.JSONField(default=dict, blank=True)
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "item features"
+
+    def __str__(self) -> str:
+        return f"features of {self.item_id}"
+
+
+class FunnyScoreCalibration(models.Model):
+    """FunnyScore = intercept + a·Surprise + b·Coherence − c·ValencePenalty, for one scope."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="calibrations")
+    # "all", or "humor_type:<type>" / "level:<level>" where that slice had enough items.
+    scope = models.CharField(max_length=100, default="all")
+    a = models.FloatField()
+    b = models.FloatField()
+    c = models.FloatField()
+    intercept = models.FloatField(default=0.0)
+    # True for the documented defaults, used before any fit.
+    is_default = models.BooleanField(default=False)
+    n_items = models.PositiveIntegerField(default=0)
+    r2 = models.FloatField(null=True, blank=True)
+    cv_spearman = models.FloatField(null=True, blank=True)
+    # sha256 of the (features, human mean funniness) rows the fit used.
+    data_hash = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "scope", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"FunnyScore {self.scope} of {self.study_id}"
+
+
+class ScreeningRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="screening_runs")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    top_k = models.PositiveSmallIntegerField()
+    batch_size = models.PositiveIntegerField()
+    batches_total = models.PositiveIntegerField(default=0)
+    batches_done = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["study", "-created_at"]
+
+    def __str__(self) -> str:
+        return f"screening run {self.pk} of {self.study_id}"
+
+
+class ScreeningOutcome(models.Model):
+    """What a run decided for one candidate, and why."""
+
+    run = models.ForeignKey(ScreeningRun, on_delete=models.CASCADE, related_name="outcomes")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="screening_outcomes")
+    funny_score = models.FloatField(null=True, blank=True)
+    # Rank within the item's model (source), 1 = best; None when it could not be scored.
+    rank = models.PositiveIntegerField(null=True, blank=True)
+    kept = models.BooleanField()
+    reason = models.CharField(max_length=300)
+    calibration = models.ForeignKey(
+        FunnyScoreCalibration, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["run", "item__source", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item"], name="screening_outcome_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} in run {self.run_id}"
+
+
+class JudgeVerdict(models.Model):
+    """The LLM judge's scorecard for one item, or why there is none."""
+
+    class Status(models.TextChoices):
+        OK = "ok", _("Scored")
+        TIMEOUT = "timeout", _("Timed out")
+        HTTP_ERROR = "http_error", _("HTTP error")
+        MALFORMED = "malformed", _("Malformed reply")
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judge_verdicts")
+    model_name = models.CharField(max_length=200)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    # {"funniness": 4, ...} on the rubric's scales; empty unless status is ok.
+    scores = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    raw_reply = models.TextField(blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["item", "model_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "model_name"], name="judge_verdict_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_name} on {self.item_id}: {self.status}"

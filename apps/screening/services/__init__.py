@@ -1,0 +1,1 @@
+"""Screening services: the offense filter, features, calibration, runs, the LLM judge."""

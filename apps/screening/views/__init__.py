@@ -1,0 +1,1 @@
+"""Researcher pages of screening: runs and candidates, the offense filter, the LLM judge."""
