@@ -185,3 +185,23 @@ class JudgeVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model_name} on {self.item_id}: {self.status}"
+
+
+class JudgeComparison(models.Model):
+    """The judge against the humans, per humor type; computed after a judge run, read by pages."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="judge_comparisons")
+    model_name = models.CharField(max_length=200)
+    # {"overall": {...}, "by_humor_type": [{"humor_type", "n", "mean_diff", "ci", "rho", ...}]}
+    payload = models.JSONField()
+    seed = models.BigIntegerField()
+    rounds = models.PositiveIntegerField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["study", "model_name"], name="judge_comparison_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_name} vs humans in {self.study_id}"

@@ -174,6 +174,8 @@ class Item(TimeStampedModel):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.STUDY)
+    # The stage an item held by the offense filter goes back to when released.
+    held_from_stage = models.CharField(max_length=16, choices=Stage.choices, blank=True)
     # A researcher released this item from the offense filter's hold; a re-scan keeps it out.
     offense_released_at = models.DateTimeField(null=True, blank=True)
     offense_released_by = models.ForeignKey(
