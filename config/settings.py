@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "apps.dashboard",
     "apps.reports",
     "apps.screening",
+    "apps.exclusions",
     "apps.api",
 ]
 

@@ -40,6 +40,8 @@ class StudyResult(models.Model):
     duration_seconds = models.FloatField()
     # The AggregationState.requested_at this run started from: newer evidence means stale results.
     evidence_as_of = models.DateTimeField(null=True, blank=True)
+    # sha256 of the active exclusions the run left out ("" when there were none).
+    exclusion_hash = models.CharField(max_length=64, blank=True)
 
     def __str__(self) -> str:
         return f"results of {self.study_id} at {self.computed_at:%Y-%m-%d %H:%M}"

@@ -8,14 +8,20 @@ from django.db.models import Exists, OuterRef, Q
 from apps.analysis.models import StudyResult
 from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, Thresholds
 from apps.core.errors import NotFound
+from apps.exclusions.selectors import ExclusionSet
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
 from apps.raters.models import BackgroundGroup, Rater
 from apps.studies.models import Item, Study
 from apps.studies.selectors import study_questions
 
 
-def study_inputs_load(*, study: Study) -> StudyInputs:
-    """Every judgment of the study as arrays; rows in primary-key order so the digest is stable."""
+def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -> StudyInputs:
+    """Every judgment of the study as arrays; rows in primary-key order so the digest is stable.
+
+    With `exclusions`, what they name is left out: excluded items with every judgment about
+    them, excluded raters with all their judgments, and the excluded judgments themselves.
+    """
+    out = exclusions or ExclusionSet()
     item_rows = list(
         # Attention checks (gold items) test raters, not models: never part of the analysis.
         # Items outside the human study (candidates, screened out, held) count only if they
@@ -28,6 +34,7 @@ def study_inputs_load(*, study: Study) -> StudyInputs:
             | Exists(PairJudgment.objects.filter(right=OuterRef("pk")))
             | Exists(TuringJudgment.objects.filter(item=OuterRef("pk")))
         )
+        .exclude(pk__in=out.items)
         .order_by("pk")
         .values_list(
             "pk",
@@ -42,6 +49,7 @@ def study_inputs_load(*, study: Study) -> StudyInputs:
     )
     rater_rows = list(
         Rater.objects.filter(study=study)
+        .exclude(pk__in=out.raters)
         .order_by("pk")
         .values_list("pk", "external_id", "background__code")
     )
@@ -53,6 +61,9 @@ def study_inputs_load(*, study: Study) -> StudyInputs:
             ScoreAnswer.objects.filter(
                 response__study=study, response__item__is_attention_check=False
             )
+            .exclude(response__rater_id__in=out.raters)
+            .exclude(response__item_id__in=out.items)
+            .exclude(response_id__in=out.scorecards)
             .order_by("pk")
             .values_list(
                 "response__item_id",
@@ -69,6 +80,10 @@ def study_inputs_load(*, study: Study) -> StudyInputs:
             PairJudgment.objects.filter(
                 study=study, left__is_attention_check=False, right__is_attention_check=False
             )
+            .exclude(rater_id__in=out.raters)
+            .exclude(left_id__in=out.items)
+            .exclude(right_id__in=out.items)
+            .exclude(pk__in=out.pairs)
             .order_by("pk")
             .values_list("left_id", "right_id", "winner_id", "rater_id")
         ),
@@ -76,12 +91,18 @@ def study_inputs_load(*, study: Study) -> StudyInputs:
     ).reshape(-1, 4)
     turing = list(
         TuringJudgment.objects.filter(study=study, item__is_attention_check=False)
+        .exclude(rater_id__in=out.raters)
+        .exclude(item_id__in=out.items)
+        .exclude(pk__in=out.turing)
         .order_by("pk")
         .values_list("item_id", "rater_id", "guess")
     )
     explanations = list(
         ScoreResponse.objects.filter(study=study, item__is_attention_check=False)
         .exclude(explanation_match="")
+        .exclude(rater_id__in=out.raters)
+        .exclude(item_id__in=out.items)
+        .exclude(pk__in=out.scorecards)
         .order_by("pk")
         .values_list("item_id", "explanation_match")
     )

@@ -18,8 +18,9 @@ from django.utils import timezone
 
 from apps.analysis.models import AggregationState, StudyResult
 from apps.analysis.selectors import study_inputs_load
-from apps.analysis.stats.report import compute_results
+from apps.analysis.stats.report import compute_study_document
 from apps.core.errors import DomainError
+from apps.exclusions.selectors import exclusion_set_for_study
 from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
 from apps.studies.models import Study
 
@@ -114,9 +115,21 @@ def study_aggregate(
     )
     evidence_as_of = state.requested_at
     started = time.perf_counter()
+    # Imported here: exclusions' services mark results stale through this module.
+    from apps.exclusions.services import exclusion_proposals_refresh
+
     try:
-        inputs = study_inputs_load(study=study)
-        payload = compute_results(inputs, seed=seed, rounds=rounds)
+        # The rules first: with automatic exclusions, what they exclude is left out of this run.
+        exclusion_proposals_refresh(study=study, request_results=False)
+        excluded = exclusion_set_for_study(study=study)
+        inputs = study_inputs_load(study=study, exclusions=excluded)
+        payload = compute_study_document(
+            inputs,
+            seed=seed,
+            rounds=rounds,
+            before_exclusions=study_inputs_load(study=study) if excluded else None,
+        )
+        payload["exclusions"] = {"hash": excluded.digest, "entries": excluded.entries}
     except Exception as exc:
         AggregationState.objects.filter(pk=state.pk).update(
             last_error=f"{type(exc).__name__}: {exc}"[:2000]
@@ -136,6 +149,7 @@ def study_aggregate(
                 "computed_at": computed_at,
                 "duration_seconds": duration,
                 "evidence_as_of": evidence_as_of,
+                "exclusion_hash": excluded.digest,
             },
         )
         AggregationState.objects.filter(pk=state.pk).update(

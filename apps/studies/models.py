@@ -114,6 +114,14 @@ class Study(TimeStampedModel):
     adaptive_pairing = models.BooleanField(default=False)
     min_items_per_model = models.PositiveSmallIntegerField(default=30)
     min_raters_per_item = models.PositiveSmallIntegerField(default=15)
+    # Exclusion rules (apps.exclusions): thresholds, and whether their proposals apply themselves.
+    exclusion_max_attention_failures = models.PositiveSmallIntegerField(default=1)
+    exclusion_speeder_seconds = models.FloatField(default=3.0)
+    exclusion_straight_line_tasks = models.PositiveSmallIntegerField(default=5)
+    exclusion_position_min_pairs = models.PositiveSmallIntegerField(default=10)
+    exclusion_rules_automatic = models.BooleanField(default=False)
+    # Leave culture-dependent and safety-intercepted items out of model comparisons by default.
+    exclude_items_not_evidence = models.BooleanField(default=True)
     # Screening: candidates promoted into the human study per model (source), by FunnyScore.
     screening_top_k = models.PositiveSmallIntegerField(default=20)
     prolific_completion_code = models.CharField(max_length=64, blank=True)

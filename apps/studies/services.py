@@ -13,6 +13,7 @@ from django.utils.text import slugify
 from apps.core.errors import Conflict, DomainError, ImportRejected, LineError, NotFound
 from apps.core.lines import Record, read_records
 from apps.raters.models import DEFAULT_BACKGROUNDS, BackgroundGroup
+from apps.screening.services.offense import offense_scan_items
 from apps.studies.importing import ITEM_JSON_COLUMNS, ItemRow, parse_items
 from apps.studies.models import Item, Rubric, Study, StudyMembership
 
@@ -40,6 +41,8 @@ _FILE_NAME = {"language": "lang", "is_attention_check": "attention_check"}
 class ImportSummary:
     created: int
     unchanged: int
+    # New items the offense filter held out of the human study.
+    held: int = 0
 
     @property
     def total(self) -> int:
@@ -142,7 +145,7 @@ def study_items_import_records(
         # A savepoint, so a concurrent import of the same ids surfaces as a clear conflict.
         with transaction.atomic():
             stage = Item.Stage.CANDIDATE if as_candidates else Item.Stage.STUDY
-            Item.objects.bulk_create(
+            created = Item.objects.bulk_create(
                 [Item(study=study, stage=stage, **row.model_fields()) for row in new_rows],
                 batch_size=1000,
             )
@@ -150,7 +153,10 @@ def study_items_import_records(
         raise Conflict(
             "another import added some of these items at the same time; try again"
         ) from exc
-    return ImportSummary(created=len(new_rows), unchanged=len(rows) - len(new_rows))
+    # In the same transaction: no rater can be handed an offending item between its import and
+    # its hold.
+    held = offense_scan_items(items=created)
+    return ImportSummary(created=len(new_rows), unchanged=len(rows) - len(new_rows), held=held)
 
 
 EDITABLE_SETTINGS = (

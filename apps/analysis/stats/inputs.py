@@ -7,7 +7,7 @@ service builds one StudyInputs from the database and the statistics never see a 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -115,3 +115,41 @@ class StudyInputs:
             hasher.update(np.ascontiguousarray(array).tobytes())
             hasher.update(b"\x1e")
         return hasher.hexdigest()
+
+
+def inputs_without_items(inputs: StudyInputs, keep: np.ndarray) -> StudyInputs:
+    """The same inputs with only the items where `keep` is True, and the judgments about them.
+
+    Item positions are renumbered; a pair stays only when both its items stay.
+    """
+    keep = np.asarray(keep, dtype=bool)
+    new_index = np.cumsum(keep) - 1
+    kept = np.flatnonzero(keep)
+    score_rows = keep[inputs.score_item]
+    pair_rows = keep[inputs.pair_left] & keep[inputs.pair_right]
+    turing_rows = keep[inputs.turing_item]
+    explanation_rows = keep[inputs.explanation_item]
+    return replace(
+        inputs,
+        item_ids=[inputs.item_ids[i] for i in kept],
+        item_source=[inputs.item_source[i] for i in kept],
+        item_level=[inputs.item_level[i] for i in kept],
+        item_humor_type=[inputs.item_humor_type[i] for i in kept],
+        item_topic=[inputs.item_topic[i] for i in kept],
+        item_safety_intercepted=inputs.item_safety_intercepted[kept],
+        item_has_explanation=inputs.item_has_explanation[kept],
+        score_item=new_index[inputs.score_item[score_rows]],
+        score_rater=inputs.score_rater[score_rows],
+        score_question=inputs.score_question[score_rows],
+        score_value=inputs.score_value[score_rows],
+        score_seconds=inputs.score_seconds[score_rows],
+        pair_left=new_index[inputs.pair_left[pair_rows]],
+        pair_right=new_index[inputs.pair_right[pair_rows]],
+        pair_winner_is_left=inputs.pair_winner_is_left[pair_rows],
+        pair_rater=inputs.pair_rater[pair_rows],
+        turing_item=new_index[inputs.turing_item[turing_rows]],
+        turing_rater=inputs.turing_rater[turing_rows],
+        turing_guess_ai=inputs.turing_guess_ai[turing_rows],
+        explanation_item=new_index[inputs.explanation_item[explanation_rows]],
+        explanation_match=inputs.explanation_match[explanation_rows],
+    )

@@ -35,7 +35,7 @@ from apps.analysis.stats.diagnostics import (
     position_bias_p_value,
     sample_size_warnings,
 )
-from apps.analysis.stats.inputs import QuestionInfo, StudyInputs
+from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, inputs_without_items
 from apps.analysis.stats.turing import d_prime, turing_summary
 
 LEVEL = 0.95
@@ -305,7 +305,7 @@ def _bradley_terry(
 def _group_table(
     inputs: StudyInputs,
     labels_of_item: list[str],
-    items: list[dict[str, Any]],
+    items: list[dict[str, Any]] | None,
     seed: int,
     rounds: int,
 ) -> dict[str, Any]:
@@ -341,13 +341,14 @@ def _group_table(
         seed=seed + 50,
         level=LEVEL,
     )
-    offensive = np.array([item["offensive"] for item in items], dtype=float)
     for g, name in enumerate(names):
         members = item_group == g
         table[name]["turing_accuracy"] = _interval(est[g], low[g], high[g], int(n[g]))
-        table[name]["offensive_items"] = int(offensive[members].sum())
-        table[name]["offense_rate"] = _num(offensive[members].mean()) if members.any() else None
         table[name]["safety_intercepted_items"] = int(inputs.item_safety_intercepted[members].sum())
+        if items is not None:
+            offensive = np.array([item["offensive"] for item in items], dtype=float)
+            table[name]["offensive_items"] = int(offensive[members].sum())
+            table[name]["offense_rate"] = _num(offensive[members].mean()) if members.any() else None
     return table
 
 
@@ -604,4 +605,60 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
     }
 
 
-__all__ = ["compute_results"]
+# Item flags that make an item no evidence about the model that wrote it.
+NOT_EVIDENCE_FLAGS = ("culture_dependent", "safety_intercepted")
+
+
+def compute_study_document(
+    inputs: StudyInputs,
+    *,
+    seed: int,
+    rounds: int,
+    before_exclusions: StudyInputs | None = None,
+) -> dict[str, Any]:
+    """The results document with its two comparisons.
+
+    - `evidence_only`: when some items are not evidence about their model (culture-dependent:
+      cross-group agreement below the threshold; or intercepted by a safety filter), the whole
+      document again without them, so every page can show both views;
+    - `before_exclusions`: when the researcher excluded data, the headline table (per model:
+      means of every question and Turing accuracy, with intervals) computed on everything, to
+      show how the exclusions move the headline numbers.
+    Both use the same seed as the main document, so a difference is the data's, not the noise's.
+    """
+    payload = compute_results(inputs, seed=seed, rounds=rounds)
+    left_out = [
+        (i, [flag for flag in item["flags"] if flag in NOT_EVIDENCE_FLAGS])
+        for i, item in enumerate(payload["items"])
+        if any(flag in NOT_EVIDENCE_FLAGS for flag in item["flags"])
+    ]
+    if left_out:
+        keep = np.ones(inputs.n_items, dtype=bool)
+        keep[[i for i, _ in left_out]] = False
+        payload["evidence_only"] = {
+            "left_out": [{"item": inputs.item_ids[i], "flags": flags} for i, flags in left_out],
+            "results": compute_results(
+                inputs_without_items(inputs, keep), seed=seed, rounds=rounds
+            ),
+        }
+    if before_exclusions is not None:
+        payload["before_exclusions"] = {
+            "counts": {
+                "items": before_exclusions.n_items,
+                "raters": before_exclusions.n_raters,
+                "score_answers": int(before_exclusions.score_item.size),
+                "pair_judgments": int(before_exclusions.pair_left.size),
+                "turing_judgments": int(before_exclusions.turing_item.size),
+            },
+            "source": _group_table(
+                before_exclusions,
+                before_exclusions.item_source,
+                None,
+                seed + _SEED_GROUPS,
+                rounds,
+            ),
+        }
+    return payload
+
+
+__all__ = ["NOT_EVIDENCE_FLAGS", "compute_results", "compute_study_document"]

@@ -21,11 +21,6 @@ Table = tuple[list[str], list[list[Any]]]
 PAGE_SIZE = 100
 LIST_LIMIT = 200
 CHART_TOP, CHART_BOTTOM = 50, 10
-# Rater quality: a rater whose median time on a task is below this is a speeder...
-SPEEDER_SECONDS = 3.0
-# ...and one who gives the same value to every scale question of this many consecutive
-# scorecards (in time order) a straight-liner.
-STRAIGHT_LINE_RUN = 5
 LEVELS = [level.value for level in Item.Level]
 SECTIONS = dict(RESULT_SECTIONS)
 DEFAULTS = Thresholds()
