@@ -1,0 +1,383 @@
+"""Client for the optional LLM judge: any OpenAI-compatible chat-completions endpoint.
+
+One call rates one item on the rubric's scale questions. Whatever goes wrong on the way (a
+timeout, an HTTP error, a reply that is not exactly the JSON object asked for) comes back as a
+`JudgeResult` with a status and a message; `judge_item` never raises for a failed call, so one
+bad item cannot stop a run.
+
+The parse is strict on purpose: a judge that wraps its answer in prose or code fences, adds keys,
+or answers 4.5 on an integer scale is not following the rubric, and quietly repairing its reply
+would hide exactly the behaviour the comparison with the humans is meant to show.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+from apps.screening.models import JudgeVerdict
+from apps.studies.models import Question
+
+CHAT_COMPLETIONS_PATH = "/chat/completions"
+# Stored with each verdict so a researcher can see what the judge said; replies longer than this
+# are not what was asked for anyway.
+RAW_REPLY_LIMIT = 4000
+# A reply larger than this is not a small JSON object; reading stops there (bounded memory).
+MAX_REPLY_BYTES = 1_000_000
+_READ_CHUNK = 65_536
+
+Status = JudgeVerdict.Status
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    url: str
+    model: str
+    api_key: str
+    timeout_seconds: float
+
+    @property
+    def is_configured(self) -> bool:
+        return bool(self.url and self.model)
+
+    @property
+    def url_problem(self) -> str:
+        """Why the URL cannot be used, or "". urllib also opens file: and ftp: URLs; the judge is
+        only ever an HTTP service."""
+        parts = urlsplit(self.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return f"LLM_JUDGE_URL must be an http:// or https:// URL, not {self.url!r}"
+        return ""
+
+    @property
+    def endpoint(self) -> str:
+        return chat_completions_url(self.url)
+
+    @property
+    def host(self) -> str:
+        """Host and port only: the URL may carry credentials in its user part or query."""
+        parts = urlsplit(self.url)
+        if not parts.hostname:
+            return ""
+        return f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname
+
+
+def judge_config() -> JudgeConfig:
+    return JudgeConfig(
+        url=settings.LLM_JUDGE_URL.strip(),
+        model=settings.LLM_JUDGE_MODEL.strip(),
+        api_key=settings.LLM_JUDGE_API_KEY,
+        timeout_seconds=float(settings.LLM_JUDGE_TIMEOUT_SECONDS),
+    )
+
+
+def chat_completions_url(url: str) -> str:
+    """Accept a base ("http://host:8000/v1") or the full endpoint; give the full endpoint."""
+    base = url.strip().rstrip("/")
+    if base.endswith(CHAT_COMPLETIONS_PATH):
+        return base
+    return base + CHAT_COMPLETIONS_PATH
+
+
+@dataclass(frozen=True)
+class Scale:
+    """One question the judge answers with an integer in [min_value, max_value]."""
+
+    name: str
+    prompt: str
+    min_value: int
+    max_value: int
+    # Labels of some scale points, e.g. {"1": "Not funny at all", "7": "Laughed out loud"}.
+    anchors: Mapping[str, str] = field(default_factory=dict)
+
+
+# Likert scales and binary flags are both integers in a range; a choice question's value is an
+# index into options the judge would have to be shown separately, so it is not asked.
+SCALE_KINDS = (Question.Kind.LIKERT, Question.Kind.BINARY)
+
+
+def rubric_scales(questions: Iterable[Question]) -> list[Scale]:
+    scales = []
+    for question in questions:
+        if question.kind not in SCALE_KINDS:
+            continue
+        prompt = question.prompt if isinstance(question.prompt, dict) else {}
+        all_anchors = question.anchors if isinstance(question.anchors, dict) else {}
+        anchors = all_anchors.get("en")
+        if not isinstance(anchors, dict):
+            anchors = {}
+        scales.append(
+            Scale(
+                name=question.name,
+                prompt=str(prompt.get("en") or question.name),
+                min_value=int(question.min_value),
+                max_value=int(question.max_value),
+                anchors={str(k): str(v) for k, v in anchors.items()},
+            )
+        )
+    return scales
+
+
+class JudgedItem(Protocol):
+    """What the prompt needs from an item (a `studies.Item` has all of it)."""
+
+    text: str
+    language: str
+    level: str
+    context: Any
+    scenario: str
+
+
+SYSTEM_PROMPT = (
+    "You rate short humorous texts for a research study, the way a careful human rater would. "
+    "Answer with one JSON object and nothing else: no code fences, no explanation."
+)
+
+_LEVEL_NOUN = {
+    "single": "joke",
+    "multi_turn": "reply in a conversation",
+    "scenario": "response to a scenario",
+}
+
+
+def _context_lines(context: Any) -> list[str]:
+    if not isinstance(context, list):
+        return []
+    lines = []
+    for turn in context:
+        if isinstance(turn, Mapping):
+            role = str(turn.get("role") or "speaker")
+            text = str(turn.get("text") or turn.get("content") or "")
+        else:
+            role, text = "speaker", str(turn)
+        if text:
+            lines.append(f"{role}: {text}")
+    return lines
+
+
+def _scale_line(scale: Scale) -> str:
+    line = (
+        f'- "{scale.name}": {scale.prompt} (an integer from {scale.min_value} to {scale.max_value}'
+    )
+    if scale.anchors:
+        points = sorted(scale.anchors.items(), key=lambda kv: (len(kv[0]), kv[0]))
+        line += "; " + ", ".join(f"{point} = {label}" for point, label in points)
+    return line + ")"
+
+
+def build_messages(*, item: JudgedItem, scales: Sequence[Scale]) -> list[dict[str, str]]:
+    noun = _LEVEL_NOUN.get(item.level, "text")
+    parts = [f"Rate the following {noun} (language: {item.language or 'unknown'})."]
+    context = _context_lines(item.context)
+    if context:
+        parts.append("The conversation so far:\n" + "\n".join(context))
+    if item.scenario:
+        parts.append(f"The scenario:\n{item.scenario}")
+    parts.append(f'The text to rate:\n"""\n{item.text}\n"""')
+    parts.append("Questions:\n" + "\n".join(_scale_line(scale) for scale in scales))
+    shape = ", ".join(f'"{scale.name}": <integer>' for scale in scales)
+    parts.append(
+        "Reply with exactly one JSON object with these keys and no others, each value an "
+        f"integer in its range, and nothing else:\n{{{shape}}}"
+    )
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    status: str
+    scores: dict[str, int]
+    error: str
+    raw_reply: str
+    latency_ms: float | None
+
+
+class MalformedReply(Exception):
+    """The reply is not exactly what the rubric prompt asked for; the message says how."""
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is an error: following it would send the API key to another address."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    return urllib.request.build_opener(_NoRedirects())
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    if isinstance(exc, TimeoutError | socket.timeout):
+        return True
+    if isinstance(exc, urllib.error.URLError) and not isinstance(exc, urllib.error.HTTPError):
+        return isinstance(exc.reason, TimeoutError | socket.timeout)
+    return False
+
+
+def _read_body(response: http.client.HTTPResponse, *, deadline: float) -> bytes:
+    """The body, read in chunks so that a server trickling bytes still times out: the socket
+    timeout alone bounds each read, not the whole reply. read1 returns what one read of the
+    socket gives, where read(n) would wait for all n bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the reply did not arrive in time")
+        chunk = response.read1(_READ_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_REPLY_BYTES:
+            raise MalformedReply(f"the reply is larger than {MAX_REPLY_BYTES} bytes")
+        chunks.append(chunk)
+
+
+def _strict_json(text: str) -> Any:
+    """json.loads, refusing duplicate keys and NaN/Infinity (not JSON, but Python accepts them)."""
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: dict[str, Any] = {}
+        for key, value in items:
+            if key in seen:
+                raise MalformedReply(f"duplicate key {key!r}")
+            seen[key] = value
+        return seen
+
+    def constant(name: str) -> Any:
+        raise MalformedReply(f"{name} is not a JSON number")
+
+    return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+
+
+def _preview(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _message_content(body: bytes) -> str:
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MalformedReply("the reply is not UTF-8 text") from None
+    try:
+        envelope = _strict_json(text)
+    except ValueError:
+        raise MalformedReply(f"the reply is not JSON: {_preview(text)!r}") from None
+    try:
+        content = envelope["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        raise MalformedReply("the reply has no choices[0].message.content") from None
+    if not isinstance(content, str):
+        raise MalformedReply("choices[0].message.content is not text")
+    return content
+
+
+def parse_scores(content: str, scales: Sequence[Scale]) -> dict[str, int]:
+    """The scores in the judge's answer, or MalformedReply naming every problem found."""
+    stripped = content.strip()
+    if stripped.startswith("```"):
+        raise MalformedReply(
+            "the answer is wrapped in a code fence; a bare JSON object was asked for"
+        )
+    try:
+        answer = _strict_json(stripped)
+    except ValueError:
+        raise MalformedReply(f"the answer is not a JSON object: {_preview(stripped)!r}") from None
+    if not isinstance(answer, dict):
+        raise MalformedReply(f"the answer is a JSON {type(answer).__name__}, not an object")
+    expected = [scale.name for scale in scales]
+    problems = []
+    missing = [name for name in expected if name not in answer]
+    if missing:
+        problems.append("missing " + ", ".join(missing))
+    unexpected = sorted(key for key in answer if key not in expected)
+    if unexpected:
+        problems.append("unexpected " + ", ".join(unexpected))
+    scores: dict[str, int] = {}
+    for scale in scales:
+        if scale.name not in answer:
+            continue
+        value = answer[scale.name]
+        # bool is an int in Python; true/false on a 1..5 scale is not an answer.
+        if isinstance(value, bool) or not isinstance(value, int):
+            problems.append(f"{scale.name}: {_preview(json.dumps(value), 40)} is not an integer")
+        elif not scale.min_value <= value <= scale.max_value:
+            problems.append(
+                f"{scale.name}: {value} is outside {scale.min_value}..{scale.max_value}"
+            )
+        else:
+            scores[scale.name] = value
+    if problems:
+        raise MalformedReply("; ".join(problems))
+    return scores
+
+
+def _request(config: JudgeConfig, messages: list[dict[str, str]]) -> urllib.request.Request:
+    body = json.dumps(
+        {"model": config.model, "messages": messages, "temperature": 0}, ensure_ascii=False
+    ).encode("utf-8")
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if config.api_key:
+        headers["Authorization"] = f"Bearer {config.api_key}"
+    return urllib.request.Request(config.endpoint, data=body, headers=headers, method="POST")
+
+
+def judge_item(*, item: JudgedItem, scales: Sequence[Scale], config: JudgeConfig) -> JudgeResult:
+    """Ask the judge about one item. Never raises for a failed call: the result says what failed."""
+    started = time.monotonic()
+
+    def result(status: str, *, error: str = "", raw: str = "", scores: Any = None) -> JudgeResult:
+        return JudgeResult(
+            status=status,
+            scores=dict(scores or {}),
+            error=error,
+            raw_reply=raw[:RAW_REPLY_LIMIT],
+            latency_ms=round((time.monotonic() - started) * 1000.0, 1),
+        )
+
+    timeout = config.timeout_seconds
+    if config.url_problem:
+        return result(Status.HTTP_ERROR, error=config.url_problem)
+    try:
+        request = _request(config, build_messages(item=item, scales=scales))
+        with _opener().open(request, timeout=timeout) as response:
+            body = _read_body(response, deadline=started + timeout)
+    except urllib.error.HTTPError as exc:
+        try:
+            detail = exc.read(RAW_REPLY_LIMIT).decode("utf-8", errors="replace")
+        except (OSError, http.client.HTTPException):
+            detail = ""
+        return result(Status.HTTP_ERROR, error=f"HTTP {exc.code} {exc.reason}".strip(), raw=detail)
+    except MalformedReply as exc:
+        return result(Status.MALFORMED, error=str(exc))
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        # OSError covers URLError (refused, unknown host) and TimeoutError; ValueError an
+        # unusable URL. HTTPException: the server hung up or sent something that is not HTTP.
+        if _is_timeout(exc):
+            return result(Status.TIMEOUT, error=f"no reply within {timeout:g} s")
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        return result(Status.HTTP_ERROR, error=f"request failed: {reason or type(exc).__name__}")
+
+    try:
+        content = _message_content(body)
+    except MalformedReply as exc:
+        return result(Status.MALFORMED, error=str(exc), raw=body.decode("utf-8", "replace"))
+    try:
+        scores = parse_scores(content, scales)
+    except MalformedReply as exc:
+        return result(Status.MALFORMED, error=str(exc), raw=content)
+    return result(Status.OK, scores=scores, raw=content)

@@ -1,0 +1,193 @@
+"""The optional LLM judge: start a run, judge a batch of items, compare the judge with the humans.
+
+A run is a set of batch tasks queued after commit; each batch asks the judge about its items one
+by one (no transaction is held during the HTTP calls) and stores one verdict per item and model.
+
+When a run is finished, the comparison is fresh: every batch task recomputes it after storing its
+verdicts (`judge_batch_run`), rather than counting finished batches to find the last one. With
+tens of items per batch the recomputation costs a few milliseconds against seconds of HTTP calls,
+there is no counter to keep right when a batch is redelivered, and the page shows a comparison
+that grows as the run progresses. The recomputations are serialised on the study row, so the
+last one to run reads every verdict committed before it and its result is the one that stays.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from apps.core.errors import DomainError
+from apps.screening.judge_compare import compare_judge_with_humans
+from apps.screening.llm_judge import JudgeConfig, Scale, judge_config, judge_item, rubric_scales
+from apps.screening.models import JudgeComparison, JudgeVerdict
+from apps.screening.selectors import human_mean_funniness
+from apps.studies.models import Item, Study
+from apps.studies.selectors import study_questions
+
+logger = logging.getLogger(__name__)
+
+# The question compared with the humans: the one human_mean_funniness averages.
+COMPARED_QUESTION = "funniness"
+JUDGED_STAGES = (Item.Stage.STUDY, Item.Stage.CANDIDATE)
+MAX_BATCH_SIZE = 20
+
+
+def _config_or_error() -> JudgeConfig:
+    config = judge_config()
+    if not config.url:
+        raise DomainError(
+            "The LLM judge is not configured: set LLM_JUDGE_URL (and LLM_JUDGE_MODEL) in the "
+            "server's environment.",
+            field="LLM_JUDGE_URL",
+        )
+    if config.url_problem:
+        raise DomainError(config.url_problem, field="LLM_JUDGE_URL")
+    if not config.model:
+        raise DomainError(
+            "The LLM judge has no model: set LLM_JUDGE_MODEL in the server's environment.",
+            field="LLM_JUDGE_MODEL",
+        )
+    return config
+
+
+def _scales_or_error(study: Study) -> list[Scale]:
+    scales = rubric_scales(study_questions(study=study))
+    if not scales:
+        raise DomainError(
+            f"The rubric {study.rubric.name!r} has no rating-scale questions for the judge to answer.",
+            field="rubric",
+        )
+    return scales
+
+
+def judge_batch_size(*, timeout_seconds: float) -> int:
+    """Items per task, so that a batch of items that all time out still ends well inside the
+    task's soft time limit (an item can take up to twice the timeout: connecting, then reading)."""
+    budget = settings.CELERY_TASK_SOFT_TIME_LIMIT / 2
+    return max(1, min(MAX_BATCH_SIZE, math.floor(budget / (2 * timeout_seconds))))
+
+
+def _enqueue(study_id: int, batches: list[list[int]]) -> None:
+    from apps.screening.tasks.judge import judge_batch_task
+
+    for batch in batches:
+        try:
+            judge_batch_task.delay(study_id, batch)
+        except Exception:  # the broker is down: those items keep their old verdicts (or none)
+            logger.warning(
+                "could not queue a judge batch of %s items for study %s",
+                len(batch),
+                study_id,
+                exc_info=True,
+            )
+
+
+@transaction.atomic
+def judge_run_start(*, study: Study) -> int:
+    """Queue the judge on the study's items (in the study and candidates; not attention checks),
+    in batches that start after commit. Returns the number of items queued; stores nothing."""
+    config = _config_or_error()
+    _scales_or_error(study)
+    item_ids = list(
+        Item.objects.filter(study=study, is_attention_check=False, stage__in=JUDGED_STAGES)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    if not item_ids:
+        raise DomainError("The study has no items for the judge to rate.", field="items")
+    size = judge_batch_size(timeout_seconds=config.timeout_seconds)
+    batches = [item_ids[i : i + size] for i in range(0, len(item_ids), size)]
+    transaction.on_commit(lambda: _enqueue(study.pk, batches))
+    return len(item_ids)
+
+
+def judge_items(*, study: Study, item_ids: list[int]) -> dict[str, int]:
+    """Ask the judge about each item and store its verdict (one per item and model, replaced on a
+    re-run). A failed call is stored as a verdict with its status and message, never raised.
+    Items no longer in the study are skipped. Returns the number of verdicts per status."""
+    config = _config_or_error()
+    scales = _scales_or_error(study)
+    counts: Counter[str] = Counter(dict.fromkeys(JudgeVerdict.Status.values, 0))
+    items = Item.objects.filter(study=study, pk__in=item_ids).order_by("pk")
+    for item in items:
+        result = judge_item(item=item, scales=scales, config=config)
+        # Autocommit per item: a batch cut short keeps the verdicts it already has.
+        JudgeVerdict.objects.update_or_create(
+            item=item,
+            model_name=config.model,
+            defaults={
+                "status": result.status,
+                "scores": result.scores,
+                "error": result.error,
+                "raw_reply": result.raw_reply,
+                "latency_ms": result.latency_ms,
+            },
+        )
+        counts[result.status] += 1
+    return dict(counts)
+
+
+@transaction.atomic
+def judge_comparison_compute(
+    *, study: Study, model_name: str, seed: int, rounds: int = 1000
+) -> JudgeComparison:
+    """Compare the judge's funniness with the human mean funniness, per humor type, from the
+    stored verdicts (status ok) of items the humans rated; store it (one per study and model)."""
+    if rounds < 10:
+        raise DomainError("at least 10 bootstrap rounds are needed for an interval", field="rounds")
+    # Serialises concurrent recomputations of one study (see the module docstring).
+    Study.objects.select_for_update().filter(pk=study.pk).first()
+    human = human_mean_funniness(study=study, question=COMPARED_QUESTION)
+    verdicts = (
+        JudgeVerdict.objects.filter(
+            item__study=study,
+            item__is_attention_check=False,
+            model_name=model_name,
+            status=JudgeVerdict.Status.OK,
+        )
+        .order_by("item_id")
+        .values_list("item_id", "item__humor_type", "scores")
+    )
+    judge_scores: list[float] = []
+    human_means: list[float] = []
+    humor_types: list[str] = []
+    for item_id, humor_type, scores in verdicts:
+        value = scores.get(COMPARED_QUESTION) if isinstance(scores, dict) else None
+        if item_id not in human or not isinstance(value, int) or isinstance(value, bool):
+            continue
+        judge_scores.append(float(value))
+        human_means.append(human[item_id][0])
+        humor_types.append(humor_type or "")
+    comparison = compare_judge_with_humans(
+        judge=judge_scores, human=human_means, humor_types=humor_types, seed=seed, rounds=rounds
+    )
+    payload = comparison.as_payload()
+    payload["question"] = COMPARED_QUESTION
+    stored, _ = JudgeComparison.objects.update_or_create(
+        study=study,
+        model_name=model_name,
+        defaults={
+            "payload": payload,
+            "seed": seed,
+            "rounds": rounds,
+            "computed_at": timezone.now(),
+        },
+    )
+    return stored
+
+
+def judge_batch_run(*, study: Study, item_ids: list[int]) -> dict[str, int]:
+    """One batch of a run: judge the items, then refresh the comparison with the humans."""
+    counts = judge_items(study=study, item_ids=item_ids)
+    judge_comparison_compute(
+        study=study,
+        model_name=judge_config().model,
+        seed=study.random_seed,
+        rounds=settings.BOOTSTRAP_ROUNDS,
+    )
+    return counts
