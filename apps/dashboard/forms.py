@@ -81,3 +81,6 @@ class QuotaForm(forms.Form):
 
 class ItemsUploadForm(forms.Form):
     file = forms.FileField(label=_("Items file (.jsonl or .csv)"))
+    as_candidates = forms.BooleanField(
+        label=_("Import as candidates for screening"), required=False
+    )

@@ -147,17 +147,26 @@ def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
             form.add_error("file", _("The file is larger than the upload limit."))
         else:
             try:
-                summary = study_items_import(study=study, data=upload.read(), filename=upload.name)
+                summary = study_items_import(
+                    study=study,
+                    data=upload.read(),
+                    filename=upload.name,
+                    as_candidates=form.cleaned_data["as_candidates"],
+                )
             except ImportRejected as exc:
                 errors = list(exc.errors)
                 form.add_error("file", exc.message)
             except DomainError as exc:
                 form.add_error("file", exc.message)
             else:
+                template = (
+                    _("%(created)d items imported as candidates, %(unchanged)d already present.")
+                    if form.cleaned_data["as_candidates"]
+                    else _("%(created)d items imported, %(unchanged)d already present.")
+                )
                 messages.success(
                     request,
-                    _("%(created)d items imported, %(unchanged)d already present.")
-                    % {"created": summary.created, "unchanged": summary.unchanged},
+                    template % {"created": summary.created, "unchanged": summary.unchanged},
                 )
                 return HttpResponseRedirect(reverse("dashboard:settings", args=[study.slug]))
     return _settings_page(request, study, upload=form, upload_errors=errors, status=status)

@@ -1,5 +1,96 @@
+"""The candidates page: features, FunnyScore, rank and why each candidate was kept or dropped;
+starting a screening run; calibrating FunnyScore against the study's human ratings."""
+
 from __future__ import annotations
 
-from django.urls import URLPattern
+from django import forms
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import render
+from django.urls import URLPattern, path, reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_GET, require_POST
 
-urlpatterns: list[URLPattern] = []
+from apps.core.errors import DomainError
+from apps.dashboard.access import study_view
+from apps.screening.calibration import MIN_ITEMS_PER_SCOPE
+from apps.screening.services.calibration import funnyscore_calibrate_request
+from apps.screening.services.runs import TOP_K_MAX, screening_overview, screening_run_start
+from apps.studies.models import Study
+
+
+class RunStartForm(forms.Form):
+    top_k = forms.IntegerField(
+        label=gettext_lazy("Top K per model"), min_value=1, max_value=TOP_K_MAX
+    )
+
+
+def _page(
+    request: HttpRequest, study: Study, *, form: RunStartForm | None = None, status: int = 200
+) -> HttpResponse:
+    context = {
+        "study": study,
+        "overview": screening_overview(study=study),
+        "form": form or RunStartForm(initial={"top_k": study.screening_top_k}),
+        "min_items": MIN_ITEMS_PER_SCOPE,
+    }
+    return render(request, "screening/overview.html", context, status=status)
+
+
+def _back(study: Study) -> HttpResponseRedirect:
+    return HttpResponseRedirect(reverse("screening:overview", args=[study.slug]))
+
+
+@study_view
+@require_GET
+def overview(request: HttpRequest, study: Study) -> HttpResponse:
+    return _page(request, study)
+
+
+@study_view
+@require_POST
+def run_start(request: HttpRequest, study: Study) -> HttpResponse:
+    form = RunStartForm(request.POST)
+    if not form.is_valid():
+        return _page(request, study, form=form, status=400)
+    try:
+        run = screening_run_start(study=study, user=request.user, top_k=form.cleaned_data["top_k"])
+    except DomainError as exc:
+        if exc.field == "top_k":
+            form.add_error("top_k", exc.message)
+        else:
+            messages.error(request, exc.message)
+        return _page(request, study, form=form, status=exc.status_code)
+    messages.success(
+        request,
+        _("Screening run %(run)d queued in %(batches)d batches.")
+        % {"run": run.pk, "batches": run.batches_total},
+    )
+    return _back(study)
+
+
+@study_view
+@require_POST
+def calibrate(request: HttpRequest, study: Study) -> HttpResponse:
+    try:
+        rated = funnyscore_calibrate_request(study=study)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return _page(request, study, status=exc.status_code)
+    messages.success(
+        request,
+        _(
+            "Calibration queued on the %(n)d rated items: their features are computed first. "
+            "Reload this page in a moment to see the fit."
+        )
+        % {"n": rated},
+    )
+    return _back(study)
+
+
+urlpatterns: list[URLPattern] = [
+    path("", overview, name="overview"),
+    path("run/", run_start, name="run_start"),
+    path("calibrate/", calibrate, name="calibrate"),
+]

@@ -15,14 +15,26 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", help="Study slug")
         parser.add_argument("file", help="Items file (.jsonl or .csv)")
+        parser.add_argument(
+            "--candidates",
+            action="store_true",
+            help="Import new items as candidates for screening instead of into the human study",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         with command_errors():
             study = study_get_by_slug(slug=options["study"])
             data = read_input_file(options["file"])
-            summary = study_items_import(study=study, data=data, filename=options["file"])
+            summary = study_items_import(
+                study=study,
+                data=data,
+                filename=options["file"],
+                as_candidates=options["candidates"],
+            )
         self.stdout.write(
             self.style.SUCCESS(
-                f"{summary.created} items imported, {summary.unchanged} already present"
+                f"{summary.created} items imported"
+                f"{' as candidates' if options['candidates'] else ''}, "
+                f"{summary.unchanged} already present"
             )
         )

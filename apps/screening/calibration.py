@@ -1,0 +1,288 @@
+"""FunnyScore: a linear screen over an item's features, and its calibration against humans.
+
+    FunnyScore = intercept + a·Surprise + b·Coherence − c·ValencePenalty
+
+Pure: numpy and scipy over arrays and dataclasses, no Django. The only random step (the order of
+the cross-validation folds) takes an explicit seed.
+
+Units: Surprise in nats (mean per-token surprisal of the punchline minus the setup's), Coherence
+a cosine in [-1, 1], ValencePenalty in [0, 1]. Fitted coefficients are in human scale points per
+unit of each feature, so a fitted FunnyScore reads as a predicted mean funniness rating.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+FEATURES = ("surprise", "coherence", "penalty")
+# A scope (all items, one humor type, one level) is fitted only with at least this many items
+# with features and human ratings: below ~30 the three slopes and the intercept are mostly noise,
+# and each of the five cross-validation folds would hold fewer than six items.
+MIN_ITEMS_PER_SCOPE = 30
+DEFAULT_FOLDS = 5
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    a: float
+    b: float
+    c: float
+    intercept: float = 0.0
+
+
+# Documented defaults, used before any calibration. They only have to order items sensibly, not
+# predict a rating:
+# - a = 1 per nat: a punchline one nat more surprising than its setup scores one point higher
+#   (incongruity is the first ingredient of a joke);
+# - b = 1 per unit of cosine: surprise without a link back to the setup is noise, not a joke, and
+#   the cosine range (about 0 to 1 for real text) is comparable to typical surprise gaps;
+# - c = 2 per unit of penalty: a clearly mean-spirited item (penalty near 1) loses more than the
+#   best coherence can win back, so the screen prefers kind jokes, as raters do;
+# - intercept 0: a constant does not change any ranking.
+DEFAULT_COEFFICIENTS = Coefficients(a=1.0, b=1.0, c=2.0, intercept=0.0)
+
+
+def funny_score(
+    surprise: float | None,
+    coherence: float | None,
+    penalty: float | None,
+    coeffs: Coefficients,
+) -> float | None:
+    """The FunnyScore of one item, or None when every feature is missing.
+
+    A missing feature contributes 0, the neutral value of each feature (no surprise gap, an
+    unrelated punchline, no penalty): the item is ranked on what is known about it instead of
+    being dropped. Within one screening run a feature is usually missing for every item alike
+    (no language model configured), which then leaves the ranking unchanged.
+    """
+    values = (surprise, coherence, penalty)
+    if all(value is None for value in values):
+        return None
+    s, h, p = (0.0 if value is None else float(value) for value in values)
+    return coeffs.intercept + coeffs.a * s + coeffs.b * h - coeffs.c * p
+
+
+@dataclass(frozen=True)
+class Fit:
+    a: float
+    b: float
+    c: float
+    intercept: float
+    # In-sample coefficient of determination; None when the human means do not vary.
+    r2: float | None
+    # Spearman rho between held-out predictions (k-fold) and human means; None if undefined.
+    cv_spearman: float | None
+    n: int
+    # Which features the fit used; a feature left out has coefficient 0 (see `fit`).
+    columns: tuple[str, ...] = FEATURES
+    folds: int = DEFAULT_FOLDS
+    seed: int = 0
+
+    @property
+    def coefficients(self) -> Coefficients:
+        return Coefficients(a=self.a, b=self.b, c=self.c, intercept=self.intercept)
+
+
+def _design(features: NDArray[np.float64], columns: Sequence[int]) -> NDArray[np.float64]:
+    # The penalty enters as −penalty so that c comes out positive when penalised items are less
+    # funny, matching the sign convention of the formula.
+    signs = np.array([1.0, 1.0, -1.0])[list(columns)]
+    x = features[:, list(columns)] * signs
+    return np.column_stack([np.ones(len(features)), x])
+
+
+def _ols(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    beta, *_ = np.linalg.lstsq(x, y, rcond=None)
+    return np.asarray(beta, dtype=np.float64)
+
+
+def kfold_indices(n: int, folds: int, seed: int) -> list[NDArray[np.int64]]:
+    """Shuffled k-fold test sets: the same folds as sklearn's KFold(folds, shuffle=True,
+    random_state=seed), so a fit can be checked against sklearn's cross_val_predict."""
+    order = np.random.RandomState(seed).permutation(n)
+    return [np.asarray(part, dtype=np.int64) for part in np.array_split(order, folds)]
+
+
+def _spearman(x: NDArray[np.float64], y: NDArray[np.float64]) -> float | None:
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    rho = float(stats.spearmanr(x, y).statistic)
+    return None if math.isnan(rho) else rho
+
+
+def _columns_and_rows(x: NDArray[np.float64]) -> tuple[list[int], NDArray[np.bool_]]:
+    """The features present for at least half of the rows, and the rows that have all of them."""
+    present = ~np.isnan(x)
+    columns = [j for j in range(len(FEATURES)) if present[:, j].sum() * 2 >= len(x)]
+    return columns, np.asarray(present[:, columns].all(axis=1), dtype=np.bool_)
+
+
+def fit(
+    features: NDArray[np.float64] | Sequence[Sequence[float | None]],
+    human: NDArray[np.float64] | Sequence[float],
+    *,
+    seed: int,
+    folds: int = DEFAULT_FOLDS,
+) -> Fit:
+    """Ordinary least squares of human mean funniness on [surprise, coherence, −penalty] with an
+    intercept.
+
+    `features` has one row per item and the columns surprise, coherence, penalty; None or NaN
+    marks a missing feature. Which rows and columns are used:
+    - a feature missing for more than half of the items is left out (coefficient 0, as a missing
+      feature scores 0), since keeping it would discard more than half of the items; so is a
+      feature with one value for every item, whose effect the intercept already carries;
+    - then only items that have every remaining feature are used.
+
+    R² is in-sample. The cross-validated rho pools the held-out predictions of `folds` shuffled
+    folds (shuffled with `seed`) and compares them with the human means by Spearman's rho.
+    """
+    x_all = np.array(features, dtype=np.float64).reshape(-1, len(FEATURES))
+    y_all = np.asarray(human, dtype=np.float64).reshape(-1)
+    if len(x_all) != len(y_all):
+        raise ValueError(f"{len(x_all)} feature rows but {len(y_all)} human means")
+    if folds < 2:
+        raise ValueError("cross-validation needs at least 2 folds")
+    columns, rows = _columns_and_rows(x_all)
+    rows &= ~np.isnan(y_all)
+    columns = [j for j in columns if np.ptp(x_all[rows, j]) > 0] if rows.any() else []
+    x, y = x_all[rows], y_all[rows]
+    n = len(y)
+    parameters = len(columns) + 1
+    # Every training set must keep more items than parameters, or the held-out predictions are
+    # extrapolations from an exact fit.
+    if n < folds or n - math.ceil(n / folds) <= parameters:
+        raise ValueError(
+            f"{n} items with features and human ratings are too few for {folds}-fold "
+            f"cross-validation of {parameters} parameters"
+        )
+    design = _design(x, columns)
+    beta = _ols(design, y)
+    predicted = design @ beta
+    total = float(np.sum((y - y.mean()) ** 2))
+    r2 = None if total == 0 else 1.0 - float(np.sum((y - predicted) ** 2)) / total
+
+    held_out = np.empty(n)
+    for test in kfold_indices(n, folds, seed):
+        train = np.ones(n, dtype=bool)
+        train[test] = False
+        held_out[test] = design[test] @ _ols(design[train], y[train])
+    coefficient = dict.fromkeys(range(len(FEATURES)), 0.0)
+    coefficient.update({j: float(value) for j, value in zip(columns, beta[1:], strict=True)})
+    return Fit(
+        a=coefficient[0],
+        b=coefficient[1],
+        c=coefficient[2],
+        intercept=float(beta[0]),
+        r2=r2,
+        cv_spearman=_spearman(held_out, y),
+        n=n,
+        columns=tuple(FEATURES[j] for j in columns),
+        folds=folds,
+        seed=seed,
+    )
+
+
+@dataclass(frozen=True)
+class CalibrationRow:
+    """One item's features and human mean funniness, with what scopes it belongs to."""
+
+    key: int
+    surprise: float | None
+    coherence: float | None
+    penalty: float | None
+    human_mean: float
+    humor_type: str = ""
+    level: str = ""
+
+
+def data_hash(rows: Sequence[CalibrationRow]) -> str:
+    """sha256 of the rows, in key order; floats written exactly (repr), so any change shows."""
+    payload = [
+        [
+            row.key,
+            row.surprise,
+            row.coherence,
+            row.penalty,
+            row.human_mean,
+            row.humor_type,
+            row.level,
+        ]
+        for row in sorted(rows, key=lambda row: row.key)
+    ]
+    text = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ScopeFit:
+    scope: str
+    fit: Fit
+    data_hash: str
+    keys: tuple[int, ...] = field(default=())
+
+
+def usable_rows(rows: Sequence[CalibrationRow]) -> list[CalibrationRow]:
+    """The rows `fit` keeps (same column rule), so scope sizes count items that are really used."""
+    if not rows:
+        return []
+    matrix = np.array(
+        [[np.nan if v is None else v for v in (r.surprise, r.coherence, r.penalty)] for r in rows],
+        dtype=np.float64,
+    )
+    _, keep = _columns_and_rows(matrix)
+    return [row for row, ok in zip(rows, keep.tolist(), strict=True) if ok]
+
+
+def scope_names(rows: Sequence[CalibrationRow]) -> list[str]:
+    """ "all", then "humor_type:<t>" and "level:<l>" for every non-empty value, sorted."""
+    types = sorted({row.humor_type for row in rows if row.humor_type})
+    levels = sorted({row.level for row in rows if row.level})
+    return ["all", *(f"humor_type:{t}" for t in types), *(f"level:{v}" for v in levels)]
+
+
+def _in_scope(row: CalibrationRow, scope: str) -> bool:
+    if scope == "all":
+        return True
+    kind, _, value = scope.partition(":")
+    return (row.humor_type if kind == "humor_type" else row.level) == value
+
+
+def fit_scopes(
+    rows: Sequence[CalibrationRow],
+    *,
+    seed: int,
+    folds: int = DEFAULT_FOLDS,
+    min_items: int = MIN_ITEMS_PER_SCOPE,
+) -> list[ScopeFit]:
+    """Fit "all" and every humor type and level that has at least `min_items` usable items;
+    scopes with fewer are skipped (their items fall back to a broader scope's fit)."""
+    fits: list[ScopeFit] = []
+    for scope in scope_names(rows):
+        members = sorted((row for row in rows if _in_scope(row, scope)), key=lambda r: r.key)
+        used = usable_rows(members)
+        if len(used) < min_items:
+            continue
+        matrix = [[row.surprise, row.coherence, row.penalty] for row in used]
+        matrix_nan = [[np.nan if v is None else v for v in values] for values in matrix]
+        try:
+            result = fit(matrix_nan, [row.human_mean for row in used], seed=seed, folds=folds)
+        except ValueError:
+            continue
+        fits.append(
+            ScopeFit(
+                scope=scope,
+                fit=result,
+                data_hash=data_hash(used),
+                keys=tuple(row.key for row in used),
+            )
+        )
+    return fits
