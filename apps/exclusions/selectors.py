@@ -92,3 +92,35 @@ def proposals_list(*, study: Study) -> QuerySet[ExclusionProposal]:
         .select_related("rater", "decided_by")
         .order_by("status", "rule", "rater__external_id")
     )
+
+
+@dataclass(frozen=True)
+class ExclusionReasons:
+    """Active exclusions by what they name, for marking raw rows (primary key -> reason)."""
+
+    raters: dict[int, str] = field(default_factory=dict)
+    items: dict[int, str] = field(default_factory=dict)
+    judgments: dict[tuple[str, int], str] = field(default_factory=dict)
+
+    def reason(self, *, rater: int, items: tuple[int | None, ...], kind: str, judgment: int) -> str:
+        """Why this judgment is left out of the analysis ("" when it is not)."""
+        found = [
+            self.judgments.get((kind, judgment), ""),
+            self.raters.get(rater, ""),
+            *(self.items.get(item, "") for item in items if item is not None),
+        ]
+        return "; ".join(reason for reason in found if reason)
+
+
+def exclusion_reasons(*, study: Study) -> ExclusionReasons:
+    reasons = ExclusionReasons()
+    for target, rater, item, kind, judgment, reason in Exclusion.objects.filter(
+        study=study, undone_at__isnull=True
+    ).values_list("target", "rater_id", "item_id", "judgment_kind", "judgment_id", "reason"):
+        if target == Exclusion.Target.RATER:
+            reasons.raters[rater] = f"rater excluded: {reason}"
+        elif target == Exclusion.Target.ITEM:
+            reasons.items[item] = f"item excluded: {reason}"
+        elif judgment is not None:
+            reasons.judgments[(kind, judgment)] = f"judgment excluded: {reason}"
+    return reasons

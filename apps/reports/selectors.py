@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from apps.core.errors import NotFound
+from apps.exclusions.selectors import ExclusionReasons, exclusion_reasons
 from apps.judgments.models import PairJudgment, ScoreAnswer, TuringJudgment
 from apps.reports.models import ExportJob
 from apps.studies.models import Study
@@ -32,6 +33,8 @@ RAW_COLUMNS = (
     "origin",
     "submitted_at",
     "attention_check",
+    # Why the analysis leaves this row out ("" when it uses it): rows are never deleted.
+    "excluded",
 )
 
 # Rows fetched per database round trip: a 300,000-row study never sits in memory at once.
@@ -66,7 +69,9 @@ _RATER = ("rater__external_id", "rater__background__code", "rater__age_band")
 _TIMES = ("seconds_into_session", "active_seconds", "idempotency_key", "origin", "submitted_at")
 
 
-def _scorecard_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
+def _scorecard_rows(
+    study: Study, chunk_size: int, out: ExclusionReasons
+) -> Iterator[tuple[Any, ...]]:
     answers = (
         ScoreAnswer.objects.filter(response__study=study)
         .order_by("response_id", "question__position")
@@ -80,6 +85,9 @@ def _scorecard_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
             "response__explanation_match",
             *(f"response__{name}" for name in _TIMES[2:]),
             "response__item__is_attention_check",
+            "response__rater_id",
+            "response__item_id",
+            "response_id",
         )
     )
     for (
@@ -97,6 +105,9 @@ def _scorecard_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
         origin,
         submitted,
         gold,
+        rater_pk,
+        item_pk,
+        response_pk,
     ) in answers.iterator(chunk_size=chunk_size):
         yield (
             "score",
@@ -118,10 +129,11 @@ def _scorecard_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
             origin,
             submitted,
             gold,
+            out.reason(rater=rater_pk, items=(item_pk,), kind="scorecard", judgment=response_pk),
         )
 
 
-def _pair_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
+def _pair_rows(study: Study, chunk_size: int, out: ExclusionReasons) -> Iterator[tuple[Any, ...]]:
     pairs = (
         PairJudgment.objects.filter(study=study)
         .order_by("pk")
@@ -134,6 +146,9 @@ def _pair_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
             "left__is_attention_check",
             "right__is_attention_check",
             *_TIMES,
+            "rater_id",
+            "right_id",
+            "pk",
         )
     )
     for (
@@ -151,6 +166,9 @@ def _pair_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
         key,
         origin,
         submitted,
+        rater_pk,
+        right_pk,
+        pair_pk,
     ) in pairs.iterator(chunk_size=chunk_size):
         # Left and right are as shown on the screen; the winner is always one of them.
         side = "left" if winner_id == left_id else "right"
@@ -175,14 +193,24 @@ def _pair_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
             origin,
             submitted,
             left_gold or right_gold,
+            out.reason(rater=rater_pk, items=(left_id, right_pk), kind="pair", judgment=pair_pk),
         )
 
 
-def _turing_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
+def _turing_rows(study: Study, chunk_size: int, out: ExclusionReasons) -> Iterator[tuple[Any, ...]]:
     judgments = (
         TuringJudgment.objects.filter(study=study)
         .order_by("pk")
-        .values_list(*_RATER, "item__external_id", "guess", *_TIMES, "item__is_attention_check")
+        .values_list(
+            *_RATER,
+            "item__external_id",
+            "guess",
+            *_TIMES,
+            "item__is_attention_check",
+            "rater_id",
+            "item_id",
+            "pk",
+        )
     )
     for (
         rater,
@@ -196,6 +224,9 @@ def _turing_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
         origin,
         submitted,
         gold,
+        rater_pk,
+        item_pk,
+        turing_pk,
     ) in judgments.iterator(chunk_size=chunk_size):
         yield (
             "turing",
@@ -217,6 +248,7 @@ def _turing_rows(study: Study, chunk_size: int) -> Iterator[tuple[Any, ...]]:
             origin,
             submitted,
             gold,
+            out.reason(rater=rater_pk, items=(item_pk,), kind="turing", judgment=turing_pk),
         )
 
 
@@ -227,8 +259,9 @@ def raw_judgment_rows(
 
     Scorecard answers first (by scorecard, then scorecard order), then pairs, then Turing
     judgments, each in the order they were stored. Attention checks are included and marked:
-    this is the evidence, not the analysis.
+    this is the evidence, not the analysis. Rows the analysis leaves out say why in `excluded`.
     """
-    yield from _scorecard_rows(study, chunk_size)
-    yield from _pair_rows(study, chunk_size)
-    yield from _turing_rows(study, chunk_size)
+    out = exclusion_reasons(study=study)
+    yield from _scorecard_rows(study, chunk_size, out)
+    yield from _pair_rows(study, chunk_size, out)
+    yield from _turing_rows(study, chunk_size, out)

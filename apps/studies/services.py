@@ -174,7 +174,22 @@ EDITABLE_SETTINGS = (
     "min_raters_per_item",
     "prolific_completion_code",
     "prolific_screenout_code",
+    "screening_top_k",
+    "exclusion_max_attention_failures",
+    "exclusion_speeder_seconds",
+    "exclusion_straight_line_tasks",
+    "exclusion_position_min_pairs",
+    "exclusion_rules_automatic",
+    "exclude_items_not_evidence",
 )
+# Ranges of the numeric settings checked in Python (the database checks the rest).
+_RANGES: dict[str, tuple[float, float, str]] = {
+    "screening_top_k": (1, 1000, "candidates kept per model"),
+    "exclusion_max_attention_failures": (0, 100, "attention failures allowed"),
+    "exclusion_speeder_seconds": (0, 600, "the speeder threshold in seconds"),
+    "exclusion_straight_line_tasks": (2, 1000, "the straight-line run"),
+    "exclusion_position_min_pairs": (2, 1000, "the pairs needed for the position rule"),
+}
 TASK_KINDS = ("scorecard", "pair", "turing")
 
 
@@ -210,6 +225,10 @@ def study_configure(
             "pairs need at least one opponent and no more opponents than appearances",
             field="pair_min_opponents",
         )
+    for name, (low, high, what) in _RANGES.items():
+        value = getattr(locked, name)
+        if value is None or not low <= value <= high:
+            raise DomainError(f"{what} must be from {low:g} to {high:g}", field=name)
     if not locked.name.strip():
         raise DomainError("the study needs a name", field="name")
     locked.save()
