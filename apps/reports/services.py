@@ -133,6 +133,7 @@ def _report_study(study: Study, document: dict[str, Any]) -> writers.ReportStudy
         pair_min_opponents=study.pair_min_opponents,
         min_items_per_model=study.min_items_per_model,
         min_raters_per_item=study.min_raters_per_item,
+        exclude_items_not_evidence=study.exclude_items_not_evidence,
         item_texts=texts,
     )
 

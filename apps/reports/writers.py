@@ -160,6 +160,7 @@ class ReportStudy:
     pair_min_opponents: int = 2
     min_items_per_model: int = 30
     min_raters_per_item: int = 15
+    exclude_items_not_evidence: bool = True
     item_texts: dict[str, str] = field(default_factory=dict)
 
 
@@ -385,6 +386,55 @@ def _diagnostics(document: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def _comparison(
+    after: dict[str, Any], before: dict[str, Any], primary: str | None
+) -> list[list[str]]:
+    """Per model: the primary question's mean and Turing accuracy in two analyses, and the
+    change. The intervals show whether the change is more than resampling noise."""
+    rows = []
+    for source in sorted(set(after) | set(before)):
+        a, b = after.get(source) or {}, before.get(source) or {}
+        a_mean = (a.get("questions") or {}).get(primary) if primary else None
+        b_mean = (b.get("questions") or {}).get(primary) if primary else None
+        delta = (
+            a_mean["value"] - b_mean["value"]
+            if isinstance(a_mean, dict)
+            and isinstance(b_mean, dict)
+            and a_mean.get("value") is not None
+            and b_mean.get("value") is not None
+            else None
+        )
+        rows.append(
+            [
+                source,
+                fmt_interval(b_mean),
+                fmt_interval(a_mean),
+                ("+" if delta is not None and delta > 0 else "") + fmt(delta),
+                fmt_percent(b.get("turing_accuracy")),
+                fmt_percent(a.get("turing_accuracy")),
+            ]
+        )
+    return rows
+
+
+def _exclusions(document: dict[str, Any], primary: str | None) -> dict[str, Any]:
+    """Every exclusion with its reason, how the headline table moves without the excluded data,
+    and the items left out of model comparisons because they are not evidence."""
+    recorded = document.get("exclusions") or {}
+    before = document.get("before_exclusions") or {}
+    evidence = document.get("evidence_only") or {}
+    groups = (document.get("groups") or {}).get("source") or {}
+    evidence_groups = ((evidence.get("results") or {}).get("groups") or {}).get("source") or {}
+    return {
+        "entries": recorded.get("entries") or [],
+        "hash": recorded.get("hash") or "",
+        "effect": _comparison(groups, before.get("source") or {}, primary) if before else [],
+        "before_counts": before.get("counts") or {},
+        "not_evidence": evidence.get("left_out") or [],
+        "not_evidence_effect": _comparison(evidence_groups, groups, primary) if evidence else [],
+    }
+
+
 def report_context(
     document: dict[str, Any], *, study: ReportStudy, generated_at: datetime
 ) -> dict[str, Any]:
@@ -418,6 +468,7 @@ def report_context(
         "turing": _turing(document),
         "diagnostics": _diagnostics(document),
         "warnings": document.get("warnings") or [],
+        "exclusions": _exclusions(document, primary),
         "provenance": [(key, fmt(value, 4)) for key, value in provenance.rows],
         "seeds": [
             (

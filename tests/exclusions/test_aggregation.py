@@ -30,9 +30,12 @@ def test_an_excluded_rater_leaves_every_statistic(demo_study):
     r01 = ScoreResponse.objects.filter(study=demo_study, rater__external_id="r01")
     assert counts["raters"] == before["counts"]["raters"] - 1
     assert counts["score_answers"] < before["counts"]["score_answers"]
-    assert "r01" not in study_inputs_load(
-        study=demo_study, exclusions=exclusion_set_for_study(study=demo_study)
-    ).rater_ids
+    assert (
+        "r01"
+        not in study_inputs_load(
+            study=demo_study, exclusions=exclusion_set_for_study(study=demo_study)
+        ).rater_ids
+    )
     # Raw judgments stay stored.
     assert r01.exists()
     assert after.exclusion_hash == exclusion_set_for_study(study=demo_study).digest != ""
@@ -73,7 +76,9 @@ def test_an_excluded_judgment_is_left_out_alone(demo_study):
         reason="clicked by mistake, reported by the rater",
     )
     after = study_aggregate(study=demo_study, rounds=ROUNDS)
-    assert after.payload["counts"]["pair_judgments"] == first.payload["counts"]["pair_judgments"] - 1
+    assert (
+        after.payload["counts"]["pair_judgments"] == first.payload["counts"]["pair_judgments"] - 1
+    )
     assert after.payload["counts"]["raters"] == first.payload["counts"]["raters"]
 
 
@@ -126,3 +131,28 @@ def test_items_that_are_not_evidence_get_a_second_view(demo_study):
     kept = {item["item"] for item in view["results"]["items"]}
     assert kept == {item["item"] for item in result["items"]} - flagged
     assert view["results"]["counts"]["items"] == result["counts"]["items"] - len(flagged)
+
+
+def test_the_report_and_the_raw_export_list_the_exclusions(demo_study):
+    from apps.reports.selectors import RAW_COLUMNS, raw_judgment_rows
+    from apps.reports.services import study_report_html
+
+    exclusion_create(
+        study=demo_study, user=None, target="rater", subject="r03", reason="answered in 2 minutes"
+    )
+    result = study_aggregate(study=demo_study, rounds=ROUNDS)
+    html = study_report_html(study=demo_study, document=result.payload)
+    section = html[html.index('id="exclusions"') :]
+    assert "answered in 2 minutes" in section
+    assert "Headline numbers with and without the exclusions" in section
+    assert "Items that are not evidence about their model" in section
+    excluded_column = RAW_COLUMNS.index("excluded")
+    rater_column = RAW_COLUMNS.index("rater")
+    rows = list(raw_judgment_rows(study=demo_study))
+    marked = {row[rater_column] for row in rows if row[excluded_column]}
+    assert marked == {"r03"}
+    assert all(
+        row[excluded_column] == "rater excluded: answered in 2 minutes"
+        for row in rows
+        if row[rater_column] == "r03"
+    )

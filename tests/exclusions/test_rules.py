@@ -85,9 +85,7 @@ def test_confirming_excludes_the_rater_and_dismissing_is_remembered(crafted, dja
     assert exclusion.created_by == user
     # A second check keeps both decisions.
     exclusion_proposals_refresh(study=crafted)
-    statuses = dict(
-        ExclusionProposal.objects.filter(study=crafted).values_list("rule", "status")
-    )
+    statuses = dict(ExclusionProposal.objects.filter(study=crafted).values_list("rule", "status"))
     assert statuses["speeder"] == "confirmed"
     assert statuses["position"] == "dismissed"
 
