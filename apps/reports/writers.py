@@ -386,7 +386,7 @@ def _diagnostics(document: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
-def _comparison(
+def headline_comparison(
     after: dict[str, Any], before: dict[str, Any], primary: str | None
 ) -> list[list[str]]:
     """Per model: the primary question's mean and Turing accuracy in two analyses, and the
@@ -428,10 +428,14 @@ def _exclusions(document: dict[str, Any], primary: str | None) -> dict[str, Any]
     return {
         "entries": recorded.get("entries") or [],
         "hash": recorded.get("hash") or "",
-        "effect": _comparison(groups, before.get("source") or {}, primary) if before else [],
+        "effect": headline_comparison(groups, before.get("source") or {}, primary)
+        if before
+        else [],
         "before_counts": before.get("counts") or {},
         "not_evidence": evidence.get("left_out") or [],
-        "not_evidence_effect": _comparison(evidence_groups, groups, primary) if evidence else [],
+        "not_evidence_effect": headline_comparison(evidence_groups, groups, primary)
+        if evidence
+        else [],
     }
 
 

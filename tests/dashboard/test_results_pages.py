@@ -159,7 +159,7 @@ def test_unknown_section_and_unknown_download_are_not_found(results, demo_study,
 
 def test_summary_shows_the_stored_group_means_warnings_and_provenance(results, demo_study, member):
     payload = results.payload
-    text = page_text(member.get(url(demo_study)))
+    text = page_text(member.get(url(demo_study) + "?view=all"))
     for dimension in ("humor_type", "level_humor_type", "source", "level"):
         for name, entry in payload["groups"][dimension].items():
             row = row_html(text, "group", name, within=dimension)
@@ -375,7 +375,7 @@ def test_downloads_match_the_payload_exactly(results, demo_study, member):
     for source, summary in payload["turing"]["by_source"].items():
         assert number(by_source[source]["accuracy"]) == summary["accuracy"]["value"]
         assert number(by_source[source]["accuracy_ci_high"]) == summary["accuracy"]["ci_high"]
-    rows = read_csv(member.get(data_url(demo_study, "summary")))
+    rows = read_csv(member.get(data_url(demo_study, "summary") + "?view=all"))
     pun = next(r for r in rows if r["dimension"] == "humor_type" and r["group"] == "pun")
     assert (
         number(pun["funniness_mean"])
@@ -724,3 +724,27 @@ def test_a_payload_without_evidence_gives_header_only_downloads(bare_study, name
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[0]
     assert response.status_code == 200
+
+
+def test_the_summary_leaves_out_items_that_are_not_evidence_by_default(
+    results, demo_study, member
+):
+    evidence = results.payload["evidence_only"]
+    left_out = {entry["item"] for entry in evidence["left_out"]}
+    assert left_out
+    text = page_text(member.get(url(demo_study)))
+    assert 'data-view="evidence"' in text
+    for item in left_out:
+        assert f"<code>{item}</code>" in text
+    for name, entry in evidence["results"]["groups"]["source"].items():
+        row = row_html(text, "group", name, within="source")
+        assert fmt_ci(entry["questions"]["funniness"]) in row
+    # The difference per model is on the page, and the other view is one click away.
+    assert "The difference, per model" in text
+    assert 'href="?view=all"' in text
+    # Other pages start from all items; a bad view name falls back to the default.
+    assert 'data-view="all"' in page_text(member.get(url(demo_study, "leaderboard/")))
+    assert 'data-view="evidence"' in page_text(member.get(url(demo_study) + "?view=nonsense"))
+    demo_study.exclude_items_not_evidence = False
+    demo_study.save()
+    assert 'data-view="all"' in page_text(member.get(url(demo_study)))

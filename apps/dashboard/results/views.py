@@ -57,6 +57,7 @@ from apps.dashboard.results.quality import (
 from apps.dashboard.results.safety import safety_context, safety_csv
 from apps.dashboard.results.summary import summary_context, summary_csv
 from apps.dashboard.results.turing import turing_context, turing_csv
+from apps.reports.writers import headline_comparison
 from apps.studies.models import Study
 
 
@@ -132,6 +133,45 @@ def _result(study: Study) -> StudyResult | None:
         return None
 
 
+VIEWS = ("evidence", "all")
+
+
+def _view(
+    request: HttpRequest, study: Study, payload: Payload, section: str
+) -> tuple[Payload, dict[str, Any]]:
+    """The payload for the chosen view, and what the page says about the two views.
+
+    Items that are not evidence about their model (culture-dependent, safety-intercepted) have
+    a second, stored document without them. The method's summary table leaves them out by
+    default when the study's setting says so; every other page starts from all items. `?view=`
+    switches any page. Both documents are read, never computed, here.
+    """
+    evidence = payload.get("evidence_only")
+    if not evidence:
+        return payload, {}
+    default = "evidence" if section == "summary" and study.exclude_items_not_evidence else "all"
+    chosen = request.GET.get("view", default)
+    if chosen not in VIEWS:
+        chosen = default
+    shown = {**payload, **evidence["results"]} if chosen == "evidence" else payload
+    questions = load_questions(study, payload)
+    primary: str | None = "funniness" if "funniness" in questions.all else None
+    if primary is None and questions.scale:
+        primary = questions.scale[-1]
+    switch = {
+        "chosen": chosen,
+        "other": "all" if chosen == "evidence" else "evidence",
+        "left_out": evidence.get("left_out") or [],
+        "primary": primary,
+        "effect": headline_comparison(
+            ((evidence.get("results") or {}).get("groups") or {}).get("source") or {},
+            (payload.get("groups") or {}).get("source") or {},
+            primary,
+        ),
+    }
+    return shown, switch
+
+
 def _render(
     request: HttpRequest, study: Study, section: str, build: Callable[..., dict[str, Any]]
 ) -> HttpResponse:
@@ -144,8 +184,15 @@ def _render(
             "dashboard/results_empty.html",
             {"study": study, "section_title": title, "state": state},
         )
-    context = {"study": study, "result": result, "section": section, "section_title": title}
-    context.update(build(request, study, result.payload))
+    payload, switch = _view(request, study, result.payload, section)
+    context = {
+        "study": study,
+        "result": result,
+        "section": section,
+        "section_title": title,
+        "view_switch": switch,
+    }
+    context.update(build(request, study, payload))
     return render(request, f"dashboard/results_{section}.html", context)
 
 
@@ -168,7 +215,8 @@ def chart_data(request: HttpRequest, study: Study, name: str) -> HttpResponse:
     result = _result(study)
     if result is None:
         raise Http404("no results yet")
-    table = _csv_table(name, study, result.payload)
+    payload, _switch = _view(request, study, result.payload, name)
+    table = _csv_table(name, study, payload)
     if table is None:  # pragma: no cover - CSV_NAMES and _csv_table list the same names
         raise Http404("no such download")
     header, rows = table
