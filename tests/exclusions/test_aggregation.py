@@ -61,7 +61,8 @@ def test_undo_restores_the_previous_results_exactly(demo_study):
     assert restored.exclusion_hash == first.exclusion_hash == ""
     assert _comparable(restored.payload) == _comparable(first.payload)
     exclusion.refresh_from_db()
-    assert exclusion.undone_at is not None and exclusion.undo_reason == "mistake"
+    assert exclusion.undone_at is not None
+    assert exclusion.undo_reason == "mistake"
 
 
 def test_an_excluded_judgment_is_left_out_alone(demo_study):
