@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "apps.reports",
     "apps.screening",
     "apps.exclusions",
+    "apps.content",
     "apps.api",
 ]
 

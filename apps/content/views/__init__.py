@@ -1,0 +1,1 @@
+"""Researcher pages of content evaluation."""
