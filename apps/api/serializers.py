@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.reverse import reverse
 
+from apps.exclusions.models import Exclusion, JudgmentKind
 from apps.reports.models import ExportFormat, ExportJob
 from apps.studies.models import Item, Rubric, Study
 
@@ -368,3 +369,44 @@ class ExportJobOut(serializers.Serializer):
             args=[job.study.slug, job.pk],
             request=self.context.get("request"),
         )
+
+
+# --- exclusions ------------------------------------------------------------------------------
+
+
+class ExclusionIn(StrictSerializer):
+    target = serializers.ChoiceField(choices=Exclusion.Target.choices)
+    subject = serializers.CharField(
+        max_length=200, help_text="The rater's or item's id, or the judgment's number."
+    )
+    judgment_kind = serializers.ChoiceField(
+        choices=JudgmentKind.choices, required=False, default="", help_text="For a judgment."
+    )
+    reason = serializers.CharField(max_length=2000)
+
+
+class ExclusionUndoIn(StrictSerializer):
+    reason = serializers.CharField(max_length=2000, required=False, default="", allow_blank=True)
+
+
+class ExclusionOut(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    target = serializers.ChoiceField(choices=Exclusion.Target.choices)
+    subject = serializers.SerializerMethodField()
+    judgment_kind = serializers.CharField()
+    reason = serializers.CharField()
+    rule = serializers.CharField(help_text="The rule that proposed it; empty when by hand.")
+    evidence = serializers.DictField()
+    created_by = serializers.CharField(source="created_by.username", default=None, allow_null=True)
+    created_at = serializers.DateTimeField()
+    active = serializers.BooleanField(source="is_active")
+    undone_by = serializers.CharField(source="undone_by.username", default=None, allow_null=True)
+    undone_at = serializers.DateTimeField(allow_null=True)
+    undo_reason = serializers.CharField()
+
+    def get_subject(self, exclusion: Exclusion) -> str:
+        if exclusion.rater is not None:
+            return exclusion.rater.external_id
+        if exclusion.item is not None:
+            return exclusion.item.external_id
+        return str(exclusion.judgment_id)

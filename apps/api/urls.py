@@ -31,6 +31,12 @@ urlpatterns = [
         views.StudyExportDownloadApi.as_view(),
         name="export-download",
     ),
+    path("studies/<slug:slug>/exclusions/", views.StudyExclusionsApi.as_view(), name="exclusions"),
+    path(
+        "studies/<slug:slug>/exclusions/<int:exclusion_id>/undo/",
+        views.StudyExclusionUndoApi.as_view(),
+        name="exclusion-undo",
+    ),
     # Last: any other path under api/v1/ is a JSON 404 too, never the site's HTML page.
     re_path(r"^[\s\S]*$", views.no_endpoint, name="no-endpoint"),
 ]

@@ -40,6 +40,8 @@ from apps.core.errors import DomainError, LineError, NotFound
 from apps.core.lines import Record, read_records
 from apps.core.serializers import ErrorOut
 from apps.dashboard.selectors import study_progress
+from apps.exclusions.selectors import exclusions_list
+from apps.exclusions.services import exclusion_create, exclusion_undo
 from apps.reports import services as reports
 from apps.reports.models import ExportFormat
 from apps.reports.selectors import export_job_get
@@ -83,6 +85,12 @@ _SLUG = OpenApiParameter(
     {"type": "string", "pattern": "^[-a-zA-Z0-9_]+$"},
     OpenApiParameter.PATH,
     description="The study's short name.",
+)
+_EXCLUSION_ID = OpenApiParameter(
+    "exclusion_id",
+    {"type": "integer", "minimum": 0},
+    OpenApiParameter.PATH,
+    description="Exclusion id.",
 )
 _JOB_ID = OpenApiParameter(
     "job_id", {"type": "integer", "minimum": 0}, OpenApiParameter.PATH, description="Export id."
@@ -517,3 +525,52 @@ class StudyExportDownloadApi(ResearcherApi):
     ) -> tuple[BaseRenderer, str]:
         # Whatever the client accepts, a file is a file; errors are rendered as JSON.
         return super().perform_content_negotiation(request, force=True)
+
+
+class StudyExclusionsApi(ResearcherApi):
+    @extend_schema(
+        operation_id="studies_exclusions_list",
+        summary="Every exclusion of the study, active and undone, newest first",
+        parameters=[_SLUG],
+        responses={200: s.ExclusionOut(many=True), **_errors(*_READ)},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        rows = exclusions_list(study=self.study(request, slug))
+        return Response(s.ExclusionOut(rows, many=True).data)
+
+    @extend_schema(
+        operation_id="studies_exclusions_create",
+        summary="Leave a rater, a judgment or an item out of the analysis (reason required)",
+        description="Nothing is deleted: the results are recomputed without the data, and the "
+        "raw export marks it. 409 when it is already excluded.",
+        parameters=[_SLUG],
+        request=s.ExclusionIn,
+        responses={201: s.ExclusionOut, **_errors(*_WRITE), 409: _errors(409)[409]},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        study = self.study(request, slug)
+        data = s.ExclusionIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        exclusion = exclusion_create(study=study, user=request.user, **data.validated_data)
+        return Response(s.ExclusionOut(exclusion).data, status=status.HTTP_201_CREATED)
+
+
+class StudyExclusionUndoApi(ResearcherApi):
+    @extend_schema(
+        operation_id="studies_exclusions_undo",
+        summary="Undo an exclusion; it stays in the history, marked undone",
+        parameters=[_SLUG, _EXCLUSION_ID],
+        request=s.ExclusionUndoIn,
+        responses={200: s.ExclusionOut, **_errors(*_WRITE), 409: _errors(409)[409]},
+    )
+    def post(self, request: Request, slug: str, exclusion_id: int) -> Response:
+        study = self.study(request, slug)
+        data = s.ExclusionUndoIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        exclusion = exclusion_undo(
+            study=study,
+            user=request.user,
+            exclusion_id=exclusion_id,
+            reason=data.validated_data["reason"],
+        )
+        return Response(s.ExclusionOut(exclusion).data)

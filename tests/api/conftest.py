@@ -12,6 +12,8 @@ from rest_framework.test import APIClient
 
 from apps.analysis.models import AggregationState
 from apps.analysis.services import study_aggregate
+from apps.exclusions.models import Exclusion
+from apps.exclusions.services import exclusion_create
 from apps.raters.models import BackgroundGroup
 from apps.reports.models import ExportJob
 from apps.reports.services import export_job_create, export_job_run
@@ -93,6 +95,8 @@ def done_job(computed, owner) -> ExportJob:  # type: ignore[no-untyped-def]
     finished = export_job_run(job_id=job.pk)
     assert finished is not None
     assert finished.status == ExportJob.Status.DONE
+    # One active exclusion, for the undo endpoint.
+    exclusion_create(study=computed, user=owner, target="item", subject="j1", reason="fixture")
     return finished
 
 
@@ -105,6 +109,7 @@ class Snapshot:
     memberships: int
     exports: int
     aggregation: list[tuple[Any, ...]]
+    exclusions: list[tuple[Any, ...]]
 
 
 def snapshot(study: Study) -> Snapshot:
@@ -127,4 +132,5 @@ def snapshot(study: Study) -> Snapshot:
         aggregation=list(
             AggregationState.objects.values_list("study_id", "requested_at", "scheduled")
         ),
+        exclusions=list(Exclusion.objects.order_by("pk").values_list("pk", "undone_at")),
     )

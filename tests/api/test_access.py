@@ -13,6 +13,7 @@ from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from apps.exclusions.models import Exclusion
 from apps.reports.models import ExportJob
 from apps.studies.models import Study
 from tests.api.conftest import snapshot, token_client
@@ -26,7 +27,10 @@ class Call:
     ok: int
 
     def send(self, client: APIClient, study: Study, job: ExportJob) -> Any:
-        url = "/api/v1/" + self.path.format(slug=study.slug, job=job.pk)
+        exclusion = Exclusion.objects.filter(study=study).order_by("pk").first()
+        url = "/api/v1/" + self.path.format(
+            slug=study.slug, job=job.pk, exclusion=exclusion.pk if exclusion else 0
+        )
         send = getattr(client, self.method)
         if self.body is None:
             return send(url)
@@ -51,6 +55,14 @@ STUDY_CALLS = [
     Call("post", "studies/{slug}/exports/", {"format": "json"}, 201),
     Call("get", "studies/{slug}/exports/{job}/", None, 200),
     Call("get", "studies/{slug}/exports/{job}/download/", None, 200),
+    Call("get", "studies/{slug}/exclusions/", None, 200),
+    Call(
+        "post",
+        "studies/{slug}/exclusions/",
+        {"target": "item", "subject": "j0", "reason": "ambiguous wording"},
+        201,
+    ),
+    Call("post", "studies/{slug}/exclusions/{exclusion}/undo/", {"reason": "mistake"}, 200),
 ]
 IDS = [f"{call.method.upper()} {call.path}" for call in STUDY_CALLS]
 

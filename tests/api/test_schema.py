@@ -25,6 +25,9 @@ RESEARCHER_OPERATIONS = {
     ("/api/v1/studies/{slug}/exports/", "post"),
     ("/api/v1/studies/{slug}/exports/{job_id}/", "get"),
     ("/api/v1/studies/{slug}/exports/{job_id}/download/", "get"),
+    ("/api/v1/studies/{slug}/exclusions/", "get"),
+    ("/api/v1/studies/{slug}/exclusions/", "post"),
+    ("/api/v1/studies/{slug}/exclusions/{exclusion_id}/undo/", "post"),
 }
 RATER_OPERATIONS = {
     ("/api/v1/rater/{slug}/scorecards", "post"),
