@@ -241,6 +241,9 @@ class ImportSummaryOut(serializers.Serializer):
     created = serializers.IntegerField()
     unchanged = serializers.IntegerField(help_text="Already in the study with the same content.")
     total = serializers.IntegerField()
+    held = serializers.IntegerField(
+        help_text="New items the offense filter held out of the human study until released."
+    )
 
 
 # --- progress ------------------------------------------------------------------------------------

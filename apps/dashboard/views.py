@@ -168,6 +168,15 @@ def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
                     request,
                     template % {"created": summary.created, "unchanged": summary.unchanged},
                 )
+                if summary.held:
+                    messages.warning(
+                        request,
+                        _(
+                            "%(held)d new item(s) matched the offense filter and are held out of "
+                            "the human study until released on the offense page."
+                        )
+                        % {"held": summary.held},
+                    )
                 return HttpResponseRedirect(reverse("dashboard:settings", args=[study.slug]))
     return _settings_page(request, study, upload=form, upload_errors=errors, status=status)
 

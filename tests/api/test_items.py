@@ -35,7 +35,7 @@ def test_a_json_body_imports_items(client, study):
     ]
     response = client.post(URL, {"items": items}, format="json")
     assert response.status_code == 201, response.content
-    assert response.json() == {"created": 2, "unchanged": 0, "total": 2}
+    assert response.json() == {"created": 2, "unchanged": 0, "total": 2, "held": 0}
     stored = Item.objects.get(study=study, external_id="n2")
     assert stored.context == [{"role": "user", "text": "Knock knock"}]
     assert stored.generation == {"temperature": 1.1}
@@ -46,7 +46,7 @@ def test_importing_the_same_items_again_changes_nothing(client, study):
     before = snapshot(study)
     response = client.post(URL, {"items": [line()]}, format="json")
     assert response.status_code == 200
-    assert response.json() == {"created": 0, "unchanged": 1, "total": 1}
+    assert response.json() == {"created": 0, "unchanged": 1, "total": 1, "held": 0}
     assert snapshot(study) == before
 
 

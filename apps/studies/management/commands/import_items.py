@@ -36,5 +36,6 @@ class Command(BaseCommand):
                 f"{summary.created} items imported"
                 f"{' as candidates' if options['candidates'] else ''}, "
                 f"{summary.unchanged} already present"
+                + (f", {summary.held} held by the offense filter" if summary.held else "")
             )
         )
