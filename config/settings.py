@@ -242,6 +242,8 @@ CELERY_BEAT_SCHEDULE = {
 # The sentence-embedding model ("" = the packaged all-MiniLM-L6-v2) and the languages it covers.
 EMBEDDING_MODEL_PATH = env_str("EMBEDDING_MODEL_PATH", "")
 EMBEDDING_MODEL_LANGUAGES = env_list("EMBEDDING_MODEL_LANGUAGES", ["en"])
+# Quantize the embedding model's linear layers to int8: faster on one thread, slightly different.
+EMBEDDING_INT8 = env_bool("EMBEDDING_INT8", False)
 # A causal language model directory for surprisal ("" = none: surprise is marked missing).
 SURPRISE_MODEL_PATH = env_str("SURPRISE_MODEL_PATH", "")
 SURPRISE_MODEL_LANGUAGES = env_list("SURPRISE_MODEL_LANGUAGES", ["en"])

@@ -1,3 +1,3 @@
 """Celery tasks of screening; importing the modules registers them with the worker."""
 
-from apps.screening.tasks import judge, runs  # noqa: F401
+from apps.screening.tasks import features, judge, runs  # noqa: F401

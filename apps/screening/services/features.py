@@ -1,0 +1,108 @@
+"""Computing and storing the L1 features (surprise, coherence, valence) of a batch of items."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from apps.screening.features.coherence import coherence_scores
+from apps.screening.features.coherence import model_name as embedding_model_name
+from apps.screening.features.split import split_item
+from apps.screening.features.surprise import surprise_scores
+from apps.screening.features.valence import package_used, valence_scores
+from apps.screening.models import ItemFeatures
+from apps.studies.models import Item
+
+_UPDATED = [
+    "surprise",
+    "surprise_missing",
+    "coherence",
+    "coherence_missing",
+    "valence",
+    "valence_penalty",
+    "valence_missing",
+    "models_used",
+    "computed_at",
+]
+
+
+def item_features_compute(*, item_ids: Sequence[int]) -> int:
+    """Compute the features of these items and store them, replacing any earlier ones.
+
+    Ids of items that no longer exist are skipped. Returns how many items were stored. The
+    models run outside any transaction; only the upsert is one.
+    """
+    items = list(
+        Item.objects.filter(pk__in=list(item_ids))
+        .only("id", "text", "language", "level", "context", "scenario")
+        .order_by("pk")
+    )
+    if not items:
+        return 0
+    splits = [
+        split_item(
+            item.text,
+            language=item.language,
+            level=item.level,
+            context=item.context if isinstance(item.context, list) else [],
+            scenario=item.scenario,
+        )
+        for item in items
+    ]
+    languages = [item.language for item in items]
+    threads = settings.TORCH_THREADS
+    surprise = surprise_scores(
+        [s.text for s in splits],
+        [s.boundary for s in splits],
+        languages,
+        model_path=settings.SURPRISE_MODEL_PATH,
+        model_languages=settings.SURPRISE_MODEL_LANGUAGES,
+        threads=threads,
+    )
+    coherence = coherence_scores(
+        [s.setup for s in splits],
+        [s.punchline for s in splits],
+        languages,
+        model_path=settings.EMBEDDING_MODEL_PATH,
+        model_languages=settings.EMBEDDING_MODEL_LANGUAGES,
+        threads=threads,
+        int8=settings.EMBEDDING_INT8,
+    )
+    # The whole item is scored for valence: setup and punchline together.
+    valence = valence_scores([s.text for s in splits], languages)
+    embedding_model = embedding_model_name(settings.EMBEDDING_MODEL_PATH) + (
+        " (int8)" if settings.EMBEDDING_INT8 else ""
+    )
+    now = timezone.now()
+    rows = [
+        ItemFeatures(
+            item_id=item.pk,
+            surprise=s.value,
+            surprise_missing=s.missing[:200],
+            coherence=c.value,
+            coherence_missing=c.missing[:200],
+            valence=v.value,
+            valence_penalty=v.penalty,
+            valence_missing=v.missing[:200],
+            models_used={
+                "surprise": settings.SURPRISE_MODEL_PATH,
+                "coherence": embedding_model,
+                "valence": package_used(item.language),
+                "split": split.how,
+            },
+            computed_at=now,
+        )
+        for item, split, s, c, v in zip(items, splits, surprise, coherence, valence, strict=True)
+    ]
+    with transaction.atomic():
+        ItemFeatures.objects.bulk_create(
+            rows,
+            update_conflicts=True,
+            unique_fields=["item"],
+            update_fields=_UPDATED,
+            batch_size=500,
+        )
+    return len(rows)
