@@ -1,0 +1,1 @@
+"""Content services: the L1 metrics of a study's generated articles."""
