@@ -116,7 +116,8 @@ def test_import_judgments_reports_line_and_field(tmp_path: Path):
 def test_seed_demo_loads_the_demo_once_and_computes_results(settings):
     settings.BOOTSTRAP_ROUNDS = 20
     first = run("seed_demo")
-    assert "70 items added" in first
+    assert "Demo study 'demo': 70 items added" in first
+    assert "Content demo study 'demo-content': 36 items added" in first
     counts = (
         Item.objects.count(),
         ScoreResponse.objects.count(),
@@ -125,7 +126,8 @@ def test_seed_demo_loads_the_demo_once_and_computes_results(settings):
         Rater.objects.count(),
     )
     second = run("seed_demo", "--skip-aggregate")
-    assert "0 items added (70 present)" in second
+    assert "'demo': 0 items added (70 present), 0 judgments added" in second
+    assert "'demo-content': 0 items added (36 present), 0 judgments added" in second
     assert counts == (
         Item.objects.count(),
         ScoreResponse.objects.count(),
@@ -137,6 +139,36 @@ def test_seed_demo_loads_the_demo_once_and_computes_results(settings):
     assert StudyResult.objects.filter(study__slug="demo").exists()
     user = get_user_model().objects.get(username=settings.DEMO_RESEARCHER_USERNAME)
     assert user.check_password(settings.DEMO_RESEARCHER_PASSWORD)
+
+
+def test_seed_demo_also_loads_the_content_study_for_the_researcher(settings):
+    settings.BOOTSTRAP_ROUNDS = 20
+    run("seed_demo")
+    study = Study.objects.get(slug="demo-content")
+    assert (study.rubric.slug, study.status) == ("content", "open")
+    assert study.name == "Demo: generated articles in three genres"
+    assert sorted(set(study.items.values_list("content_type", flat=True))) == [
+        "analysis",
+        "creative",
+        "news",
+    ]
+    assert ScoreResponse.objects.filter(study=study).count() >= 15 * 36
+    assert PairJudgment.objects.filter(study=study).exists()
+    assert TuringJudgment.objects.filter(study=study).exists()
+    payload = StudyResult.objects.get(study=study).payload
+    assert {"fluency", "informativeness", "originality"} <= set(payload["agreement"])
+    assert "funniness" not in payload["agreement"]
+    user = get_user_model().objects.get(username=settings.DEMO_RESEARCHER_USERNAME)
+    assert set(user.study_memberships.values_list("study__slug", flat=True)) == {
+        "demo",
+        "demo-content",
+    }
+
+
+def test_seed_demo_refuses_the_content_demo_slug_for_the_humor_demo():
+    with pytest.raises(CommandError, match="content demo's slug"):
+        run("seed_demo", "--slug", "demo-content")
+    assert not Study.objects.exists()
 
 
 def test_aggregate_and_export_write_the_design_shape(tmp_path: Path, settings):
@@ -171,10 +203,10 @@ def test_aggregate_and_export_write_the_design_shape(tmp_path: Path, settings):
 def test_aggregate_and_export_refuse_bad_arguments(args, message, settings):
     settings.BOOTSTRAP_ROUNDS = 20
     run("seed_demo")
-    before = StudyResult.objects.get().computed_at
+    before = StudyResult.objects.get(study__slug="demo").computed_at
     with pytest.raises(CommandError, match=message):
         run(*args)
-    assert StudyResult.objects.get().computed_at == before
+    assert StudyResult.objects.get(study__slug="demo").computed_at == before
 
 
 def test_export_before_any_aggregation_says_what_to_do():

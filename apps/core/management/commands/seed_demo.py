@@ -5,7 +5,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.analysis.services import study_aggregate
 from apps.core.commands import command_errors
@@ -14,10 +14,15 @@ from apps.studies.models import Study, StudyMembership
 from apps.studies.services import study_create, study_items_import, study_member_add
 
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
+CONTENT_DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo_content"
+CONTENT_SLUG = "demo-content"
 
 
 class Command(BaseCommand):
-    help = "Load the demo study (items and judgments from fixtures/demo) and a researcher login. Idempotent."
+    help = (
+        "Load the demo studies (jokes from fixtures/demo, articles from fixtures/demo_content, "
+        "with their judgments) and a researcher login. Idempotent."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--slug", default="demo")
@@ -27,6 +32,11 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         slug = options["slug"]
+        if slug == CONTENT_SLUG:
+            raise CommandError(
+                f"{CONTENT_SLUG!r} is the content demo's slug; choose another --slug"
+            )
+        aggregate = not options["skip_aggregate"]
         with command_errors():
             study = Study.objects.filter(slug=slug).first()
             if study is None:
@@ -43,24 +53,44 @@ class Command(BaseCommand):
                     adaptive_pairing=True,
                     tasks_per_session=30,
                 )
-            items = study_items_import(
-                study=study, data=(DEMO_DIR / "items.jsonl").read_bytes(), filename="items.jsonl"
-            )
-            judgments = study_judgments_import(
-                study=study,
-                data=(DEMO_DIR / "judgments.jsonl").read_bytes(),
-                filename="judgments.jsonl",
-            )
-            if not options["skip_aggregate"]:
-                study_aggregate(study=study)
+            self._load(study, DEMO_DIR, "Demo study", aggregate=aggregate)
+            content = Study.objects.filter(slug=CONTENT_SLUG).first()
+            if content is None:
+                content = study_create(
+                    slug=CONTENT_SLUG,
+                    rubric_slug="content",
+                    name="Demo: generated articles in three genres",
+                    status=Study.Status.OPEN,
+                    prolific_completion_code="CONTENTDEMO",
+                    # The imported judgments give 15-17 scorecards per article and 2-3 Turing
+                    # guesses; these targets leave the rater link tasks of every kind. An
+                    # article takes about 45 s to read and score, so a session plans fewer.
+                    target_scorecards_per_item=20,
+                    turing_judgments_per_item=5,
+                    adaptive_pairing=True,
+                    tasks_per_session=20,
+                )
+            self._load(content, CONTENT_DEMO_DIR, "Content demo study", aggregate=aggregate)
+        self._ensure_accounts([study, content])
+
+    def _load(self, study: Study, folder: Path, label: str, *, aggregate: bool) -> None:
+        items = study_items_import(
+            study=study, data=(folder / "items.jsonl").read_bytes(), filename="items.jsonl"
+        )
+        judgments = study_judgments_import(
+            study=study,
+            data=(folder / "judgments.jsonl").read_bytes(),
+            filename="judgments.jsonl",
+        )
+        if aggregate:
+            study_aggregate(study=study)
         self.stdout.write(
-            f"Demo study {slug!r}: {items.created} items added ({items.unchanged} present), "
+            f"{label} {study.slug!r}: {items.created} items added ({items.unchanged} present), "
             f"{judgments.total_created} judgments added ({judgments.unchanged} present)"
         )
-        self._ensure_accounts(study)
 
-    def _ensure_accounts(self, study: Study) -> None:
-        """A researcher who owns the demo study, and an admin who sees everything."""
+    def _ensure_accounts(self, studies: list[Study]) -> None:
+        """A researcher who owns the demo studies, and an admin who sees everything."""
         User = get_user_model()
         password = settings.DEMO_RESEARCHER_PASSWORD
         researcher, created = User.objects.get_or_create(username=settings.DEMO_RESEARCHER_USERNAME)
@@ -68,7 +98,8 @@ class Command(BaseCommand):
             researcher.set_password(password)
             researcher.save(update_fields=["password"])
             self.stdout.write(f"Created researcher login {researcher.get_username()!r}")
-        study_member_add(study=study, user=researcher, role=StudyMembership.Role.OWNER)
+        for study in studies:
+            study_member_add(study=study, user=researcher, role=StudyMembership.Role.OWNER)
         admin, created = User.objects.get_or_create(
             username="admin", defaults={"is_staff": True, "is_superuser": True}
         )
