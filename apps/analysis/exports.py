@@ -33,8 +33,17 @@ def item_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for item in document.get("items", []):
         row: dict[str, Any] = {
-            key: item[key]
-            for key in ("item", "source", "level", "humor_type", "topic", "n_raters", "n_pairs")
+            key: item.get(key, "")
+            for key in (
+                "item",
+                "source",
+                "level",
+                "humor_type",
+                "content_type",
+                "topic",
+                "n_raters",
+                "n_pairs",
+            )
         }
         for name in questions:
             stats = item["questions"].get(name, {})

@@ -11,7 +11,7 @@ from apps.core.errors import NotFound
 from apps.exclusions.selectors import ExclusionSet
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
 from apps.raters.models import BackgroundGroup, Rater
-from apps.studies.models import Item, Study
+from apps.studies.models import Item, Question, Study
 from apps.studies.selectors import study_questions
 
 
@@ -45,6 +45,7 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
             "topic",
             "safety_intercepted",
             "explanation",
+            "content_type",
         )
     )
     rater_rows = list(
@@ -154,7 +155,20 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
             min_items_per_model=study.min_items_per_model,
             min_raters_per_item=study.min_raters_per_item,
         ),
+        primary_question=primary_question(questions),
+        item_content_type=[row[8] or "" for row in item_rows],
     )
+
+
+def primary_question(questions: list[Question]) -> str:
+    """The rubric's overall verdict, which the per-item agreement, the culture-dependence flag
+    and the fatigue check follow: funniness for humor, the overall question for content, else
+    the last scale question (the rubric asks its analytic questions first)."""
+    scales = [q.name for q in questions if q.kind == Question.Kind.LIKERT]
+    for name in ("funniness", "overall"):
+        if name in scales:
+            return name
+    return scales[-1] if scales else "funniness"
 
 
 def study_result_get(*, study: Study) -> StudyResult:

@@ -13,7 +13,15 @@ from typing import Any
 
 from apps.analysis.exports import item_rows
 
-GROUP_DIMENSIONS = ("source", "level", "humor_type", "level_humor_type", "background")
+# content_type is empty for studies whose items have none (humor studies).
+GROUP_DIMENSIONS = (
+    "source",
+    "level",
+    "humor_type",
+    "level_humor_type",
+    "content_type",
+    "background",
+)
 
 TABLE_NAMES = (
     "bradley_terry",
@@ -83,6 +91,7 @@ def _bt_rows(rows: list[dict[str, Any]], meta: dict[str, dict[str, Any]]) -> lis
             _get(meta, row["item"], "source"),
             _get(meta, row["item"], "level"),
             _get(meta, row["item"], "humor_type"),
+            _get(meta, row["item"], "content_type"),
             row.get("score"),
             row.get("ci_low"),
             row.get("ci_high"),
@@ -98,6 +107,7 @@ BT_COLUMNS = [
     "source",
     "level",
     "humor_type",
+    "content_type",
     "score",
     "ci_low",
     "ci_high",

@@ -109,6 +109,23 @@ CONTENT: dict[str, Any] = {
                 "zh": {"1": "千篇一律", "5": "新颖独到"},
             },
         },
+        {
+            # The verdict the per-type weights are fitted on ("rated good" = 4 or 5). Asked
+            # last and separately, so "good" is the rater's judgment, not a sum of the three.
+            "name": "overall",
+            "kind": "likert",
+            "min_value": 1,
+            "max_value": 5,
+            "prompt": {
+                "en": "Overall, how good is this text for what it sets out to do?",
+                "zh": "总体而言，就其写作目的来看，这篇文字写得有多好？",
+            },
+            "anchors": {
+                "en": {"1": "Poor", "5": "Excellent"},
+                "zh": {"1": "很差", "5": "非常好"},
+            },
+            "after": ["fluency", "informativeness", "originality"],
+        },
     ],
 }
 

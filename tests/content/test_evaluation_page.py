@@ -25,6 +25,7 @@ from tests.factories import RaterFactory, RaterSessionFactory, ScoreResponseFact
 pytestmark = pytest.mark.django_db
 
 DIMENSIONS = ("fluency", "informativeness", "originality")
+VERDICT_WEIGHTS = {"news": (0.3, 0.55, 0.15), "creative": (0.2, 0.15, 0.65)}
 
 
 
@@ -85,6 +86,13 @@ def rate_study(study: Study, *, n_per_type: int = 12, n_raters: int = 6, seed: i
                 for name, t in zip(DIMENSIONS, truth, strict=True):
                     value = int(np.clip(round(t + 0.7 * rng.normal()), 1, 5))
                     ScoreAnswer.objects.create(response=card, question=questions[name], value=value)
+                # The overall verdict, weighted as a reader of this content type would.
+                verdict = float(np.dot(VERDICT_WEIGHTS[content_type], truth)) + 0.5 * rng.normal()
+                ScoreAnswer.objects.create(
+                    response=card,
+                    question=questions["overall"],
+                    value=int(np.clip(round(verdict), 1, 5)),
+                )
 
 
 @pytest.fixture

@@ -67,6 +67,8 @@ class StudyInputs:
     # Name of the overall question (fatigue, summaries) and of the offense flag, when the rubric has them.
     primary_question: str = "funniness"
     offense_question: str = "offensive"
+    # Content type of each item ("" when none: humor studies), for generated-content studies.
+    item_content_type: list[str] = field(default_factory=list)
 
     @property
     def n_items(self) -> int:
@@ -92,6 +94,8 @@ class StudyInputs:
             self.rater_ids,
             self.rater_group,
             [f"{q.name}:{q.kind}:{q.min_value}:{q.max_value}" for q in self.questions],
+            # Only when present, so the digests of studies without content types are unchanged.
+            *([self.item_content_type] if any(self.item_content_type) else []),
         ):
             hasher.update("\x1f".join(values).encode())
             hasher.update(b"\x1e")
@@ -136,6 +140,9 @@ def inputs_without_items(inputs: StudyInputs, keep: np.ndarray) -> StudyInputs:
         item_level=[inputs.item_level[i] for i in kept],
         item_humor_type=[inputs.item_humor_type[i] for i in kept],
         item_topic=[inputs.item_topic[i] for i in kept],
+        item_content_type=[inputs.item_content_type[i] for i in kept]
+        if inputs.item_content_type
+        else [],
         item_safety_intercepted=inputs.item_safety_intercepted[kept],
         item_has_explanation=inputs.item_has_explanation[kept],
         score_item=new_index[inputs.score_item[score_rows]],

@@ -48,7 +48,14 @@ _SEED_ITEMS, _SEED_GROUPS, _SEED_AGREEMENT, _SEED_BT, _SEED_TURING, _SEED_DIAG =
     4000,
     5000,
 )
-GROUP_DIMENSIONS = ("source", "level", "humor_type", "level_humor_type", "background")
+GROUP_DIMENSIONS = (
+    "source",
+    "level",
+    "humor_type",
+    "level_humor_type",
+    "content_type",
+    "background",
+)
 
 
 def _num(value: Any) -> Any:
@@ -159,6 +166,7 @@ def _items(
                 "source": inputs.item_source[i],
                 "level": inputs.item_level[i],
                 "humor_type": inputs.item_humor_type[i],
+                "content_type": inputs.item_content_type[i] if inputs.item_content_type else "",
                 "topic": inputs.item_topic[i],
                 "safety_intercepted": bool(inputs.item_safety_intercepted[i]),
                 "n_raters": int(raters_per_item[i]),
@@ -560,6 +568,9 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
             f"{lv}/{ht}" for lv, ht in zip(inputs.item_level, inputs.item_humor_type, strict=True)
         ],
     }
+    if any(inputs.item_content_type):
+        # Generated-content studies: news, analysis, creative (the weights differ per type).
+        labels["content_type"] = [ct or "unspecified" for ct in inputs.item_content_type]
     groups: dict[str, Any] = {
         dimension: _group_table(inputs, values, items, seed + _SEED_GROUPS + 100 * k, rounds)
         for k, (dimension, values) in enumerate(labels.items())
