@@ -51,7 +51,8 @@ class Command(BaseCommand):
                     f"  Researcher login: {base}/studies/  "
                     f"(user {settings.DEMO_RESEARCHER_USERNAME!r}, password {settings.DEMO_RESEARCHER_PASSWORD!r})",
                     f"  Admin:            {base}/admin/  (user 'admin', same password)",
-                    f"  Rater link:       {base}/s/demo/",
+                    f"  Rater link:       {base}/s/demo/  (jokes)",
+                    f"                    {base}/s/demo-content/  (articles)",
                     f"  Task worker:      pid {worker.pid} ({settings.CELERY_BROKER_URL.split(':')[0]} broker)",
                     "Press Ctrl-C to stop.",
                     "",
