@@ -78,6 +78,7 @@ RESULT_TABLES = {
     "groups_level",
     "groups_humor_type",
     "groups_level_humor_type",
+    "groups_content_type",
     "groups_background",
     "agreement",
     "agreement_by_group",
@@ -237,8 +238,14 @@ def test_every_researcher_page_shows_the_stored_aggregates(tab: Tab, demo: Study
     expect(page.locator("h1")).to_have_text("Set-up")
     expect(page.get_by_text("70 items in the study.")).to_be_visible()
 
-    # Summary: counts, and a source model's mean funniness and Turing accuracy with intervals.
+    # The summary starts without the items that are not evidence (the study's default) ...
     tab.goto(f"{base}/results/")
+    expect(page.locator("#view-switch")).to_have_attribute("data-view", "evidence")
+    evidence = payload["evidence_only"]["results"]["counts"]["items"]
+    assert str(evidence) in text_of(page.locator("dl.result-meta"))
+    # ... and with all items: counts, and a source model's mean funniness and Turing accuracy.
+    page.get_by_role("link", name="Show all items").click()
+    expect(page.locator("#view-switch")).to_have_attribute("data-view", "all")
     counts = payload["counts"]
     meta = text_of(page.locator("dl.result-meta"))
     for key in ("items", "raters", "score_answers", "pair_judgments", "turing_judgments"):
