@@ -135,6 +135,7 @@ def _report_study(study: Study, document: dict[str, Any]) -> writers.ReportStudy
         min_raters_per_item=study.min_raters_per_item,
         exclude_items_not_evidence=study.exclude_items_not_evidence,
         item_texts=texts,
+        rubric_kind=study.rubric.kind,
     )
 
 

@@ -162,6 +162,8 @@ class ReportStudy:
     min_raters_per_item: int = 15
     exclude_items_not_evidence: bool = True
     item_texts: dict[str, str] = field(default_factory=dict)
+    # The rubric's kind ("humor" or "content"): the report speaks of jokes only on the humor one.
+    rubric_kind: str = "humor"
 
 
 DASH = "—"
@@ -224,12 +226,17 @@ def _primary(questions: list[ReportQuestion]) -> str | None:
 
 
 def _summary(
-    document: dict[str, Any], dimension: str, title: str, questions: list[ReportQuestion]
+    document: dict[str, Any],
+    dimension: str,
+    title: str,
+    questions: list[ReportQuestion],
+    *,
+    humor: bool = True,
 ) -> dict[str, Any]:
     groups = (document.get("groups") or {}).get(dimension) or {}
     size = "n_raters" if dimension == "background" else "n_items"
     headings = {
-        "humor_type": _("humor type"),
+        "humor_type": _("humor type") if humor else _("type"),
         "source": _("source"),
         "level": _("level"),
         "background": _("background"),
@@ -260,6 +267,12 @@ def _summary(
             row.append(fmt_percent(entry.get("turing_accuracy")))
         rows.append(row)
     return {"title": title, "columns": columns, "rows": rows}
+
+
+def _has_types(document: dict[str, Any]) -> bool:
+    """Whether any item carries a humor type; the statistics call a missing one "unspecified"."""
+    names = ((document.get("groups") or {}).get("humor_type") or {}).keys()
+    return any(name not in ("", "unspecified") for name in names)
 
 
 def _leaderboards(
@@ -445,6 +458,7 @@ def report_context(
     """Everything the printable report shows, rounded for reading; the template only lays out."""
     questions = study.questions
     primary = _primary(questions)
+    humor = study.rubric_kind == "humor"
     level = document.get("level")
     thresholds = Thresholds()
     provenance = provenance_table(document, study=study.slug)
@@ -461,8 +475,15 @@ def report_context(
         "counts": document.get("counts") or {},
         "level_percent": fmt(100 * level, 0) if isinstance(level, float | int) else DASH,
         "thresholds": thresholds,
+        "humor": humor,
         "summaries": [
-            _summary(document, "humor_type", _("By humor type"), questions),
+            *(
+                [_summary(document, "humor_type", _("By humor type"), questions)]
+                if humor
+                else [_summary(document, "humor_type", _("By type"), questions, humor=False)]
+                if _has_types(document)
+                else []
+            ),
             _summary(document, "source", _("By source (model or human)"), questions),
             _summary(document, "level", _("By test level"), questions),
             _summary(document, "background", _("By rater background"), questions),

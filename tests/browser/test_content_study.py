@@ -1,6 +1,6 @@
 """A content study in a real browser: a rater scores generated articles on the content rubric
-(fluency, informativeness, originality), in English and then in Chinese through the language
-switch, and the researcher reads the study's progress, results and exports.
+(fluency, informativeness, originality, then an overall verdict), in English and then in Chinese
+through the language switch, and the researcher reads the study's progress, results and exports.
 
 The articles are those of the content demo (fixtures/demo_content). The server picks each task;
 the test makes the choice deterministic by adding the next article only once the current one is
@@ -35,6 +35,8 @@ CONTENT = Path(__file__).resolve().parents[2] / "fixtures" / "demo_content"
 COMPLETION_CODE = "ARTICLES9"
 PASSWORD = "a long password 1"
 DIMENSIONS = ("fluency", "informativeness", "originality")
+# The overall verdict is asked last, once the three dimensions are answered.
+QUESTIONS = (*DIMENSIONS, "overall")
 HUMOR_QUESTIONS = ("surprise", "coherence", "funniness", "offensive")
 # The content rubric's prompts (apps/studies/builtin_rubrics.py CONTENT), per language.
 PROMPTS = {
@@ -42,11 +44,13 @@ PROMPTS = {
         "fluency": "How fluent and well-formed is the text?",
         "informativeness": "How much useful information does it give?",
         "originality": "How original is it?",
+        "overall": "Overall, how good is this text for what it sets out to do?",
     },
     "zh": {
         "fluency": "文字是否流畅通顺？",
         "informativeness": "提供了多少有用信息？",
         "originality": "内容有多原创？",
+        "overall": "总体而言，就其写作目的来看，这篇文字写得有多好？",
     },
 }
 ANCHORS = {"en": ("Hard to read", "Reads naturally"), "zh": ("难以阅读", "自然流畅")}
@@ -142,13 +146,16 @@ def expect_content_scorecard(page: Page, item_id: str, lang: str) -> Locator:
     )
     expect(form.locator("article.item")).to_contain_text(first_sentence(item_id))
     questions = form.locator("fieldset.question")
-    expect(questions).to_have_count(3)
-    assert [q.get_attribute("data-question") for q in questions.all()] == list(DIMENSIONS)
+    expect(questions).to_have_count(4)
+    assert [q.get_attribute("data-question") for q in questions.all()] == list(QUESTIONS)
     for name, prompt in PROMPTS[lang].items():
         fieldset = form.locator(f"fieldset[data-question={name}]")
         expect(fieldset.locator("legend")).to_have_text(prompt)
-        # No question waits for another: the content rubric has no answering order.
-        expect(fieldset).not_to_have_attribute("aria-disabled", "true")
+        # The dimensions wait for nothing; the overall verdict waits for all three.
+        if name == "overall":
+            expect(fieldset).to_have_attribute("aria-disabled", "true")
+        else:
+            expect(fieldset).not_to_have_attribute("aria-disabled", "true")
         expect(fieldset.locator("input[type=radio]")).to_have_count(5)
     low, high = ANCHORS[lang]
     expect(form.locator("fieldset[data-question=fluency] .anchor")).to_have_text([low, high])
@@ -171,7 +178,7 @@ def test_a_rater_scores_articles_in_both_languages_and_the_researcher_reads_the_
     add_articles(study, JOURNEY[0])
     enroll(page, study)
 
-    # 1. English: the three content questions, answered with the mouse.
+    # 1. English: the four content questions, answered with the mouse.
     expect_content_scorecard(page, JOURNEY[0], "en")
     expect(page.locator(".progress-text")).to_have_text("0 of 3 done")
     submit = page.locator("form.task button[type=submit]")
@@ -180,6 +187,10 @@ def test_a_rater_scores_articles_in_both_languages_and_the_researcher_reads_the_
     page.locator("input[name=fluency][value='5']").check()
     page.locator("input[name=informativeness][value='4']").check()
     page.locator("input[name=originality][value='2']").check()
+    expect(page.locator("fieldset[data-question=overall]")).not_to_have_attribute(
+        "aria-disabled", "true"
+    )
+    page.locator("input[name=overall][value='3']").check()
     add_articles(study, JOURNEY[1])  # the only article the next task can show
     submit.click()
 
@@ -196,13 +207,15 @@ def test_a_rater_scores_articles_in_both_languages_and_the_researcher_reads_the_
     expect(page.locator("input[name=informativeness][value='5']")).to_be_checked()
     page.keyboard.press("3")
     expect(page.locator("input[name=originality][value='3']")).to_be_checked()
+    page.keyboard.press("4")
+    expect(page.locator("input[name=overall][value='4']")).to_be_checked()
     add_articles(study, JOURNEY[2])
     page.keyboard.press("Enter")
 
     # 3. The next task comes in Chinese too; the last answer ends the session.
     expect_content_scorecard(page, JOURNEY[2], "zh")
     expect(page.locator(".progress-text")).to_have_text("已完成2/3")
-    for name, value in zip(DIMENSIONS, ("3", "3", "4"), strict=True):
+    for name, value in zip(QUESTIONS, ("3", "3", "4", "3"), strict=True):
         page.locator(f"input[name={name}][value='{value}']").check()
     page.locator("form.task button[type=submit]").click()
     expect(page).to_have_url(re.compile(rf"/s/{study.slug}/end/$"))
@@ -214,9 +227,9 @@ def test_a_rater_scores_articles_in_both_languages_and_the_researcher_reads_the_
     assert RaterSession.objects.get(rater=rater).end_reason == RaterSession.EndReason.COMPLETED
     responses = ScoreResponse.objects.filter(rater=rater).select_related("item").order_by("pk")
     assert [(r.item.external_id, answers_of(r)) for r in responses] == [
-        ("a001", {"fluency": 5, "informativeness": 4, "originality": 2}),
-        ("a003", {"fluency": 4, "informativeness": 5, "originality": 3}),
-        ("a013", {"fluency": 3, "informativeness": 3, "originality": 4}),
+        ("a001", {"fluency": 5, "informativeness": 4, "originality": 2, "overall": 3}),
+        ("a003", {"fluency": 4, "informativeness": 5, "originality": 3, "overall": 4}),
+        ("a013", {"fluency": 3, "informativeness": 3, "originality": 4, "overall": 3}),
     ]
     assert [r.item.content_type for r in responses] == ["news", "news", "analysis"]
 
@@ -252,17 +265,18 @@ def test_a_rater_scores_articles_in_both_languages_and_the_researcher_reads_the_
     scorecards = ScoreResponse.objects.filter(study=study, item__is_attention_check=False).count()
     assert int(text_of(progress.locator("[data-value=scorecards]"))) == scorecards
 
-    # Summary: one column per content question, the stored mean per source.
-    goto(page, f"{base}/results/", screenshots)
+    # Summary: one column per content question, the stored mean per source (all items: the
+    # page starts from the evidence-only view).
+    goto(page, f"{base}/results/?view=all", screenshots)
     expect(page.locator("h1")).to_have_text("Results summary")
     table = page.locator("table.summary-table[data-dimension=source]")
     headings = [text_of(th) for th in table.locator("thead th").all()]
-    for name in DIMENSIONS:
+    for name in QUESTIONS:
         assert any(h.startswith(name) for h in headings), (name, headings)
     assert not any(h.split(" ")[0] in HUMOR_QUESTIONS for h in headings), headings
     human = table.locator("tr[data-group=human]")
     stored = payload["groups"]["source"]["human"]["questions"]
-    for name in DIMENSIONS:
+    for name in QUESTIONS:
         assert f"{stored[name]['value']:.2f}" in text_of(human)
     expect(page.locator("[data-question=funniness]")).to_have_count(0)
 
@@ -282,13 +296,13 @@ def test_a_rater_scores_articles_in_both_languages_and_the_researcher_reads_the_
         page.locator("ul.direct a", has_text="groups_source").click()
     rows = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text(encoding="utf-8"))))
     assert {row["group"] for row in rows} == {"human", "newsgen-v1", "scribe-13b", "storyloom-2"}
-    for name in DIMENSIONS:
+    for name in QUESTIONS:
         assert f"{name}_mean" in rows[0]
     assert not any(column.startswith("funniness") for column in rows[0])
     with page.expect_download() as info:
         page.locator("ul.direct a", has_text="Results (JSON)").click()
     document = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
-    assert set(document["agreement"]) == set(DIMENSIONS)
+    assert set(document["agreement"]) == set(QUESTIONS)
 
     # A raw export built by a job lists the rater's answers under the content questions.
     page.locator("select[name=format]").select_option("raw")
@@ -304,21 +318,15 @@ def test_a_rater_scores_articles_in_both_languages_and_the_researcher_reads_the_
     assert sorted((row["item"], row["question"], row["value"]) for row in live) == sorted(
         (item, name, str(value))
         for item, values in (
-            ("a001", (5, 4, 2)),
-            ("a003", (4, 5, 3)),
-            ("a013", (3, 3, 4)),
+            ("a001", (5, 4, 2, 3)),
+            ("a003", (4, 5, 3, 4)),
+            ("a013", (3, 3, 4, 3)),
         )
-        for name, value in zip(DIMENSIONS, values, strict=True)
+        for name, value in zip(QUESTIONS, values, strict=True)
     )
     assert errors == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the pair page asks a humor question for every rubric: "
-    "templates/assignments/task_pair.html:2,7 ('Which is funnier?'); a content study needs "
-    "its own pair question (e.g. 'Which is the better text?'), chosen by the rubric's kind",
-)
 def test_the_pair_page_of_a_content_study_does_not_ask_which_is_funnier(
     rater_page: Page, builtin_rubrics: None
 ) -> None:
@@ -331,17 +339,10 @@ def test_the_pair_page_of_a_content_study_does_not_ask_which_is_funnier(
     expect(form.locator("article.item")).to_have_count(2)
     heading = text_of(form.locator("h1"))
     assert not HUMOR_WORDS.search(heading), heading
+    assert heading == "Which article is better overall?"
     assert not HUMOR_WORDS.search(page.title()), page.title()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a content study's researcher pages use humor wording: "
-    "templates/dashboard/results_summary.html:30-31 (the humor scorecard's scales), "
-    "templates/dashboard/results_leaderboard.html:29 ('which is funnier?' pairs) and the "
-    "'Humor type' columns and 'Single joke' level label (apps/dashboard/results/summary.py:47-48, "
-    "templates/dashboard/results_leaderboard.html:63, apps/studies/models.py:164)",
-)
 def test_the_summary_and_leaderboard_of_a_content_study_speak_of_articles(
     rater_page: Page, screenshots: Any, builtin_rubrics: None
 ) -> None:

@@ -1,7 +1,7 @@
 """A content study end to end, without a browser: the demo articles and their simulated ratings
 (fixtures/demo_content) go through import, aggregation, every results page, every results CSV
-and every export, on the content rubric (fluency, informativeness, originality) that has no
-funniness question.
+and every export, on the content rubric (fluency, informativeness, originality, then an overall
+verdict) that has no funniness question.
 
 Tests marked xfail(strict=True) show where the shared pages, statistics or exports still assume
 the humor rubric; each names the file to change. They turn into failures once fixed, so the
@@ -40,6 +40,8 @@ pytestmark = pytest.mark.django_db
 
 CONTENT = Path(__file__).resolve().parents[2] / "fixtures" / "demo_content"
 DIMENSIONS = ("fluency", "informativeness", "originality")
+# The content rubric's questions: the three dimensions, then the overall verdict asked last.
+QUESTIONS = (*DIMENSIONS, "overall")
 HUMOR_QUESTIONS = ("surprise", "coherence", "funniness", "offensive")
 SECTIONS = ("leaderboard", "items", "agreement", "turing", "quality", "safety")
 # Words that belong to the humor rubric, in what a researcher or rater reads on a page.
@@ -133,9 +135,9 @@ def test_the_simulated_ratings_answer_only_the_content_questions_with_timing() -
         assert {"active_seconds", "seconds_into_session", "submitted_at"} <= set(line)
         assert line["seconds_into_session"] < 1800
         if line["kind"] == "score":
-            answered = set(line) & {*DIMENSIONS, *HUMOR_QUESTIONS}
+            answered = set(line) & {*QUESTIONS, *HUMOR_QUESTIONS}
             assert answered
-            assert answered <= set(DIMENSIONS)
+            assert answered <= set(QUESTIONS)
     items = {i["id"]: i for i in fixture_lines("items.jsonl")}
     for line in lines:
         if line["kind"] == "pair":
@@ -184,22 +186,22 @@ def test_imported_articles_keep_their_content_type_and_ratings_land_on_content_q
             "question__name", flat=True
         )
     )
-    assert names == set(DIMENSIONS)
+    assert names == set(QUESTIONS)
 
 
 def test_the_results_document_has_the_three_dimensions_and_no_humor_question(
     content_study: Study, result: StudyResult
 ) -> None:
     payload = result.payload
-    assert set(payload["agreement"]) == set(DIMENSIONS)
-    for name in DIMENSIONS:
+    assert set(payload["agreement"]) == set(QUESTIONS)
+    for name in QUESTIONS:
         assert payload["agreement"][name]["fleiss_kappa"]["n"] > 0
     assert len(payload["items"]) == 36
     for item in payload["items"]:
-        assert set(item["questions"]) == set(DIMENSIONS)
+        assert set(item["questions"]) == set(QUESTIONS)
         assert item["n_raters"] >= 15
     for entry in payload["groups"]["source"].values():
-        assert set(entry["questions"]) == set(DIMENSIONS)
+        assert set(entry["questions"]) == set(QUESTIONS)
     assert set(payload["groups"]["source"]) == {"scribe-13b", "newsgen-v1", "storyloom-2", "human"}
     assert {row["item"] for row in payload["bradley_terry"]} == {f"a{n:03d}" for n in range(1, 37)}
     # Pairs stay within a topic: one comparison group per content type x topic.
@@ -222,12 +224,6 @@ def test_the_simulated_structure_is_recovered_per_article(result: StudyResult) -
         assert stats["ci_low"] <= stats["value"] <= stats["ci_high"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="apps/analysis/selectors.py study_inputs_load does not load Item.content_type, and "
-    "apps/analysis/stats/report.py neither writes it on each item nor groups by it "
-    "(GROUP_DIMENSIONS has no 'content_type')",
-)
 def test_the_results_document_keeps_each_items_content_type_and_groups_by_it(
     result: StudyResult,
 ) -> None:
@@ -238,12 +234,6 @@ def test_the_results_document_keeps_each_items_content_type_and_groups_by_it(
     assert set(payload["groups"]["content_type"]) == {"news", "analysis", "creative"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="apps/analysis/selectors.py study_inputs_load leaves StudyInputs.primary_question at "
-    "its default 'funniness' (apps/analysis/stats/inputs.py): a content study gets no fatigue "
-    "diagnostic and no per-item or cross-group agreement, so a016 is never flagged",
-)
 def test_a_content_study_gets_fatigue_and_per_item_agreement(result: StudyResult) -> None:
     payload = result.payload
     assert "fatigue" in payload["diagnostics"]
@@ -276,12 +266,13 @@ def test_every_results_page_renders_for_a_content_study(
 def test_the_summary_page_shows_a_mean_per_source_for_every_content_question(
     result: StudyResult, member: Client, content_study: Study
 ) -> None:
-    page = member.get(f"/studies/{content_study.slug}/results/").content.decode()
+    # The summary starts from the evidence-only view; the payload's own means are under view=all.
+    page = member.get(f"/studies/{content_study.slug}/results/?view=all").content.decode()
     row = re.search(r'<tr data-group="human">(.*?)</tr>', page, re.S)
     assert row, "no row for human-written articles"
     stored = result.payload["groups"]["source"]["human"]["questions"]
     cells = visible_text(row.group(1))
-    for name in DIMENSIONS:
+    for name in QUESTIONS:
         assert f"{stored[name]['value']:.2f}" in cells
 
 
@@ -302,16 +293,6 @@ def test_every_results_csv_downloads_for_a_content_study(
         assert all(dimension in response.content.decode() for dimension in DIMENSIONS), name
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="humor wording on a content study's results pages: templates/dashboard/"
-    "results_summary.html:30-31 (humor scorecard scales), results_leaderboard.html:29 "
-    "('which is funnier?'), results_items.html:23 and results_agreement.html:74-76 "
-    "(funniness, joke), results_turing.html:28,57 (jokes), results_quality.html:11,23,33 and "
-    "apps/dashboard/results/quality.py:43 (funniness), results_safety.html:8-9 (humor); "
-    "the 'Humor type' filters and columns (apps/dashboard/results/summary.py:47-48, items.py:39) "
-    "and the level label 'Single joke' (apps/studies/models.py:164)",
-)
 @pytest.mark.parametrize("section", ["", *SECTIONS])
 def test_results_pages_of_a_content_study_speak_of_articles_not_jokes(
     result: StudyResult, member: Client, content_study: Study, section: str
@@ -332,7 +313,7 @@ def test_the_raw_export_has_one_row_per_content_answer(
     export_write(study=content_study, fmt="raw", path=path)
     rows = list(csv.DictReader(path.open(encoding="utf-8")))
     scores = [row for row in rows if row["kind"] == "score"]
-    assert {row["question"] for row in scores} == set(DIMENSIONS)
+    assert {row["question"] for row in scores} == set(QUESTIONS)
     assert len(scores) == ScoreAnswer.objects.filter(response__study=content_study).count()
     assert {row["kind"] for row in rows} == {"score", "pair", "turing"}
     assert all(row["active_seconds"] for row in rows)
@@ -344,7 +325,7 @@ def test_the_json_export_is_the_content_document(
     path = tmp_path / "results.json"
     export_write(study=content_study, fmt="json", path=path)
     document = json.loads(path.read_text(encoding="utf-8"))
-    assert set(document["agreement"]) == set(DIMENSIONS)
+    assert set(document["agreement"]) == set(QUESTIONS)
     assert document["bradley_terry"] == result.payload["bradley_terry"]
     assert (document["seed"], document["rounds"]) == (result.seed, 30)
 
@@ -368,7 +349,7 @@ def test_the_tables_zip_and_the_workbook_carry_the_three_dimensions(
     workbook = load_workbook(workbook_path, read_only=True)
     assert "items" in workbook.sheetnames
     columns = [cell.value for cell in next(workbook["items"].iter_rows(max_row=1))]
-    assert [c for c in columns if str(c).endswith("_mean")] == [f"{n}_mean" for n in DIMENSIONS]
+    assert [c for c in columns if str(c).endswith("_mean")] == [f"{n}_mean" for n in QUESTIONS]
     workbook.close()
 
 
@@ -382,11 +363,6 @@ def test_the_printable_report_shows_the_content_questions(
         assert name in text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the exported items tables have no content_type column: apps/reports/tables.py "
-    "(the item columns next to 'humor_type', and GROUP_DIMENSIONS) and the document it reads",
-)
 def test_the_exported_items_table_keeps_the_content_type(
     result: StudyResult, content_study: Study, tmp_path: Path
 ) -> None:
@@ -399,12 +375,6 @@ def test_the_exported_items_table_keeps_the_content_type(
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the printable report describes the humor method on a content study: "
-    "templates/reports/report.html:24-35 (surprise/coherence before funniness, 'which is "
-    "funnier?') and apps/reports/writers.py:232,465 ('By humor type')",
-)
 def test_the_printable_report_of_a_content_study_has_no_humor_wording(
     result: StudyResult, content_study: Study, tmp_path: Path
 ) -> None:
@@ -420,7 +390,7 @@ def test_the_exports_page_and_its_direct_downloads_work_for_a_content_study(
     assert member.get(base).status_code == 200
     document = member.get(base + "direct/json")
     assert document.status_code == 200
-    assert set(json.loads(document.content)["agreement"]) == set(DIMENSIONS)
+    assert set(json.loads(document.content)["agreement"]) == set(QUESTIONS)
     table = member.get(base + "direct/csv", {"table": "groups_source"})
     assert table.status_code == 200
     assert "originality_mean" in table.content.decode()
@@ -456,12 +426,77 @@ def test_export_jobs_finish_for_a_content_study(
 # The rater pages
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="templates/raters/enroll.html:5-6 always says 'Rate some jokes' and asks how funny "
-    "the texts are, also for a content study",
-)
 def test_the_enrolment_page_of_a_content_study_does_not_promise_jokes(content_study: Study) -> None:
     response = Client().get(f"/s/{content_study.slug}/")
     assert response.status_code == 200
-    assert humor_words(visible_text(response.content.decode())) == []
+    text = visible_text(response.content.decode())
+    assert humor_words(text) == []
+    assert "Rate some articles" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# The wording follows the rubric's kind
+
+
+def test_a_content_study_names_its_level_neutrally_and_shows_no_empty_type(
+    result: StudyResult, member: Client, content_study: Study, tmp_path: Path
+) -> None:
+    base = f"/studies/{content_study.slug}/results/"
+    summary = member.get(base).content.decode()
+    # The articles carry no humor type: no table of types, and no offense column for a rubric
+    # that never asks about offense.
+    assert 'data-dimension="humor_type"' not in summary
+    assert 'data-dimension="level_humor_type"' not in summary
+    by_type = re.search(r'data-dimension="content_type"(.*?)</table>', summary, re.S)
+    assert by_type, "no table by content type"
+    assert set(re.findall(r'data-group="(\w+)"', by_type.group(1))) == {
+        "news",
+        "analysis",
+        "creative",
+    }
+    assert "Offense rate" not in visible_text(summary)
+    level = re.search(r'<tr data-group="single">(.*?)</tr>', summary, re.S)
+    assert level, "no row for the single level"
+    assert visible_text(level.group(1)).split()[:2] == ["Single", "text"]
+    items = visible_text(member.get(base + "items/").content.decode())
+    assert "Single text" in items
+    assert "unspecified" not in items
+    turing = member.get(base + "turing/").content.decode()
+    assert re.search(r'<tr data-level="single">\s*<th scope="row">Single text</th>', turing)
+    path = tmp_path / "report.html"
+    export_write(study=content_study, fmt="report-html", path=path)
+    assert "the rater picks the one that is better overall" in visible_text(
+        path.read_text(encoding="utf-8")
+    )
+
+
+def test_a_humor_study_keeps_the_humor_wording(
+    demo_study: Study, django_user_model: Any, tmp_path: Path
+) -> None:
+    study_aggregate(study=demo_study, rounds=20)
+    Study.objects.filter(pk=demo_study.pk).update(status=Study.Status.OPEN)
+    user = django_user_model.objects.create_user("comedian", password="pw-comedian-1")
+    study_member_add(study=demo_study, user=user)
+    client = Client()
+    client.force_login(user)
+    base = f"/studies/{demo_study.slug}/results/"
+    summary = visible_text(client.get(base).content.decode())
+    assert "By humor type" in summary
+    assert "in the humor scorecard surprise and coherence 1–5, funniness 1–7" in summary
+    assert "Single joke" in summary
+    items = visible_text(client.get(base + "items/").content.decode())
+    assert "Humor type" in items
+    assert "within-item agreement on funniness" in items
+    leaderboard = visible_text(client.get(base + "leaderboard/").content.decode())
+    assert '"which is funnier?"' in leaderboard
+    assert "Humor type" in leaderboard
+    quality = visible_text(client.get(base + "quality/").content.decode())
+    assert "Mean funniness per minute" in quality
+    enrol = visible_text(Client().get(f"/s/{demo_study.slug}/").content.decode())
+    assert "Rate some jokes" in enrol
+    path = tmp_path / "report.html"
+    export_write(study=demo_study, fmt="report-html", path=path)
+    report = visible_text(path.read_text(encoding="utf-8"))
+    assert "surprise and coherence are judged before funniness is" in report
+    assert '"which is funnier?"' in report
+    assert "By humor type" in report

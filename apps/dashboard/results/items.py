@@ -21,13 +21,15 @@ from apps.dashboard.results.common import (
     url_with,
 )
 from apps.dashboard.results.leaderboard import FLAGS
+from apps.dashboard.results.summary import has_types, humor_rubric
 from apps.studies.models import Item, Study
 
 
 def _item_columns(
-    questions: Questions,
+    questions: Questions, *, type_label: str | None
 ) -> dict[str, tuple[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Any]]]:
-    """Sortable columns: key -> (heading, value of an item given the item's BT row)."""
+    """Sortable columns: key -> (heading, value of an item given the item's BT row); the type
+    column only under a `type_label`."""
 
     def question(name: str) -> Callable[[Mapping[str, Any], Mapping[str, Any]], Any]:
         return lambda item, bt: ((item.get("questions") or {}).get(name) or {}).get("value")
@@ -36,11 +38,13 @@ def _item_columns(
         "item": (_("Item"), lambda item, bt: item["item"]),
         "source": (_("Source"), lambda item, bt: item.get("source")),
         "level": (_("Level"), lambda item, bt: item.get("level")),
-        "humor_type": (_("Humor type"), lambda item, bt: item.get("humor_type")),
+        "humor_type": (type_label or "", lambda item, bt: item.get("humor_type")),
         "topic": (_("Topic"), lambda item, bt: item.get("topic")),
         "n_raters": (_("Raters"), lambda item, bt: item.get("n_raters")),
         "n_pairs": (_("Pairs"), lambda item, bt: item.get("n_pairs")),
     }
+    if type_label is None:
+        del columns["humor_type"]
     reserved = {*columns, "turing", "explanation", "agreement", "cross_group", "bt_score"}
     for name in questions.all:
         columns[f"q_{name}" if name in reserved else name] = (name, question(name))
@@ -68,7 +72,11 @@ def _sorted(rows: list[Any], key: Callable[[Any], Any], descending: bool) -> lis
 
 def items_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
     questions = load_questions(study, payload)
-    columns = _item_columns(questions)
+    humor = humor_rubric(study)
+    # A study of texts shows the type only when its items carry one, and never as "humor".
+    show_type = humor or has_types(payload)
+    type_label = (_("Humor type") if humor else _("Type")) if show_type else None
+    columns = _item_columns(questions, type_label=type_label)
     bt = {row["item"]: row for row in payload.get("bradley_terry") or []}
     items = list(payload.get("items") or [])
     groups = payload.get("groups") or {}
@@ -78,9 +86,11 @@ def items_context(request: HttpRequest, study: Study, payload: Payload) -> dict[
         "source": group_order((groups.get("source") or {}).keys(), "source"),
         "flag": FLAGS,
     }
+    if not show_type:
+        del filters["humor_type"]
     chosen = {name: request.GET.get(name, "") for name in filters}
     for name in ("level", "humor_type", "source"):
-        if chosen[name]:
+        if chosen.get(name):
             items = [item for item in items if item.get(name) == chosen[name]]
     if chosen["flag"]:
         items = [item for item in items if chosen["flag"] in item.get("flags", [])]
@@ -125,6 +135,8 @@ def items_context(request: HttpRequest, study: Study, payload: Payload) -> dict[
     ]
     return {
         "questions": questions,
+        "humor": humor,
+        "show_type": show_type,
         "headers": headers,
         "filters": [
             {"name": name, "options": options, "value": chosen[name]}

@@ -16,6 +16,7 @@ from apps.dashboard.results.common import (
     download_url,
     interval_cells,
 )
+from apps.dashboard.results.summary import humor_rubric
 from apps.exclusions.evidence import rater_quality
 from apps.studies.models import Study
 
@@ -36,12 +37,19 @@ def quality_context(request: HttpRequest, study: Study, payload: Payload) -> dic
         ),
     )
     coverage = diagnostics.get("coverage") or {}
+    humor = humor_rubric(study)
+    fatigue_label = (
+        _("Mean funniness per minute into the session, with %(level)s intervals")
+        if humor
+        else _(
+            "Mean answer to the overall question per minute into the session, "
+            "with %(level)s intervals"
+        )
+    )
     return {
+        "humor": humor,
         "fatigue": fatigue,
-        "fatigue_chart": charts.fatigue_chart(
-            fatigue.get("bins") or [],
-            label=_("Mean funniness per minute into the session, with %(level)s intervals") % PCT,
-        ),
+        "fatigue_chart": charts.fatigue_chart(fatigue.get("bins") or [], label=fatigue_label % PCT),
         "slope": fatigue.get("slope"),
         "position_bias": bias,
         "position_chart": charts.proportion_chart(

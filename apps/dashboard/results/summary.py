@@ -1,4 +1,10 @@
-"""The summary page: the method's table by humor type, level, source and background."""
+"""The summary page: the method's table by humor type, content type, level, source and
+background.
+
+A study on another rubric than the humor one (the content rubric) reads the same tables in
+neutral words: its items are texts, not jokes, and a type table is shown only when its items
+carry a type.
+"""
 
 from __future__ import annotations
 
@@ -17,18 +23,45 @@ from apps.dashboard.results.common import (
     interval_cells,
     load_questions,
 )
-from apps.studies.models import Study
+from apps.studies.models import Item, Rubric, Study
+
+# What the statistics put in place of an item's empty humor type (apps/analysis/selectors.py).
+NO_TYPE = "unspecified"
 
 
-def group_rows(payload: Payload, dimension: str, questions: Questions) -> list[dict[str, Any]]:
+def humor_rubric(study: Study) -> bool:
+    """Whether the study's pages speak of jokes; every other rubric gets neutral wording."""
+    return study.rubric.kind == Rubric.Kind.HUMOR
+
+
+def has_types(payload: Payload) -> bool:
+    """Whether any item carries a humor type (a content study's articles usually carry none)."""
+    names = ((payload.get("groups") or {}).get("humor_type") or {}).keys()
+    return any(name not in ("", NO_TYPE) for name in names)
+
+
+def neutral_group_label(name: str, dimension: str) -> str:
+    """A group's label in neutral words: on a study of texts the single level is not a joke."""
+    if dimension == "level" and name == Item.Level.SINGLE:
+        return _("Single text")
+    if dimension == "level_humor_type" and "/" in name:
+        level, kind = name.split("/", 1)
+        return f"{neutral_group_label(level, 'level')} · {kind}"
+    return group_label(name, dimension)
+
+
+def group_rows(
+    payload: Payload, dimension: str, questions: Questions, *, humor: bool = True
+) -> list[dict[str, Any]]:
     table = (payload.get("groups") or {}).get(dimension) or {}
+    label = group_label if humor else neutral_group_label
     rows = []
     for name in group_order(table.keys(), dimension):
         entry = table[name]
         rows.append(
             {
                 "name": name,
-                "label": group_label(name, dimension),
+                "label": label(name, dimension),
                 "n_items": entry.get("n_items"),
                 "n_raters": entry.get("n_raters"),
                 "questions": [(entry.get("questions") or {}).get(q) for q in questions.scale],
@@ -43,19 +76,35 @@ def group_rows(payload: Payload, dimension: str, questions: Questions) -> list[d
 
 def summary_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
     questions = load_questions(study, payload)
-    tables = [
-        ("humor_type", _("By humor type")),
-        ("level_humor_type", _("By level × humor type")),
-        ("source", _("By source model")),
-        ("level", _("By level")),
-    ]
+    humor = humor_rubric(study)
+    tables: list[tuple[str, str]] = []
+    if humor:
+        tables += [
+            ("humor_type", _("By humor type")),
+            ("level_humor_type", _("By level × humor type")),
+        ]
+    elif has_types(payload):
+        tables += [("humor_type", _("By type")), ("level_humor_type", _("By level × type"))]
+    if (payload.get("groups") or {}).get("content_type"):
+        # Only items that carry a content type (the content rubric's articles) have this table.
+        tables.append(("content_type", _("By content type")))
+    tables += [("source", _("By source model")), ("level", _("By level"))]
+    # Only the humor rubric asks whether an item is offensive; elsewhere the rate would be an
+    # empty 0% unless the rubric has the same flag.
+    offense = humor or "offensive" in questions.binary
     return {
         "questions": questions,
+        "humor": humor,
+        "offense": offense,
         "tables": [
-            {"dimension": dim, "title": title, "rows": group_rows(payload, dim, questions)}
+            {
+                "dimension": dim,
+                "title": title,
+                "rows": group_rows(payload, dim, questions, humor=humor),
+            }
             for dim, title in tables
         ],
-        "background": group_rows(payload, "background", questions),
+        "background": group_rows(payload, "background", questions, humor=humor),
         "warnings": payload.get("warnings") or [],
         "counts": payload.get("counts") or {},
         "download": download_url(study, "summary"),
@@ -77,7 +126,14 @@ def summary_csv(study: Study, payload: Payload, questions: Questions) -> Table:
     ]
     rows = []
     groups = payload.get("groups") or {}
-    for dimension in ("source", "level", "humor_type", "level_humor_type", "background"):
+    for dimension in (
+        "source",
+        "level",
+        "humor_type",
+        "level_humor_type",
+        "content_type",
+        "background",
+    ):
         table = groups.get(dimension) or {}
         for name in group_order(table.keys(), dimension):
             entry = table[name]
