@@ -456,7 +456,9 @@ def test_every_export_and_results_csv_downloads_and_parses_back(tab: Tab, demo: 
     ]
     by_level = payload["bradley_terry_by_level"]
     assert len(result_files["leaderboard-by-level"]) == sum(len(rows) for rows in by_level.values())
-    source = payload["groups"]["source"][MODEL]["questions"]["funniness"]
+    # The summary's download follows the summary's default view: evidence only.
+    evidence = payload["evidence_only"]["results"]
+    source = evidence["groups"]["source"][MODEL]["questions"]["funniness"]
     row = only(result_files["summary"], dimension="source", group=MODEL)
     assert [number(row[f"funniness_{k}"]) for k in ("mean", "ci_low", "ci_high")] == [
         source["value"],

@@ -185,4 +185,4 @@ def test_builtin_humor_rubric_orders_funniness_after_surprise_and_coherence():
     assert funniness.anchors["en"]["4"] == "A knowing smile"
     assert (questions[3].kind, questions[3].min_value, questions[3].max_value) == ("binary", 0, 1)
     content = list(Question.objects.filter(rubric__slug="content").values_list("name", flat=True))
-    assert content == ["fluency", "informativeness", "originality"]
+    assert content == ["fluency", "informativeness", "originality", "overall"]
