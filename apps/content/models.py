@@ -58,9 +58,7 @@ class ContentWeights(models.Model):
 class ContentEvaluation(models.Model):
     """The study's stored evaluation, read by the dashboard; replaced as a whole on recompute."""
 
-    study = models.OneToOneField(
-        Study, on_delete=models.CASCADE, related_name="content_evaluation"
-    )
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="content_evaluation")
     # {"independence": {"human": ..., "automatic": ...}, "metric_vs_human": ..., "tiers": ...}
     payload = models.JSONField()
     seed = models.BigIntegerField()

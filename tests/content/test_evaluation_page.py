@@ -28,7 +28,6 @@ DIMENSIONS = ("fluency", "informativeness", "originality")
 VERDICT_WEIGHTS = {"news": (0.3, 0.55, 0.15), "creative": (0.2, 0.15, 0.65)}
 
 
-
 @pytest.fixture
 def owner(django_user_model):
     return django_user_model.objects.create_user("owner", password="pw-owner-123")

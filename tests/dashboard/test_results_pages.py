@@ -726,9 +726,7 @@ def test_a_payload_without_evidence_gives_header_only_downloads(bare_study, name
     assert response.status_code == 200
 
 
-def test_the_summary_leaves_out_items_that_are_not_evidence_by_default(
-    results, demo_study, member
-):
+def test_the_summary_leaves_out_items_that_are_not_evidence_by_default(results, demo_study, member):
     evidence = results.payload["evidence_only"]
     left_out = {entry["item"] for entry in evidence["left_out"]}
     assert left_out

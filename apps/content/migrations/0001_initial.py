@@ -5,59 +5,94 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('studies', '0007_study_exclude_items_not_evidence_and_more'),
+        ("studies", "0007_study_exclude_items_not_evidence_and_more"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ContentEvaluation',
+            name="ContentEvaluation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('payload', models.JSONField()),
-                ('seed', models.BigIntegerField()),
-                ('rounds', models.PositiveIntegerField()),
-                ('input_hash', models.CharField(max_length=64)),
-                ('computed_at', models.DateTimeField()),
-                ('study', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='content_evaluation', to='studies.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("payload", models.JSONField()),
+                ("seed", models.BigIntegerField()),
+                ("rounds", models.PositiveIntegerField()),
+                ("input_hash", models.CharField(max_length=64)),
+                ("computed_at", models.DateTimeField()),
+                (
+                    "study",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="content_evaluation",
+                        to="studies.study",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ContentMetrics',
+            name="ContentMetrics",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('values', models.JSONField(default=dict)),
-                ('missing', models.JSONField(blank=True, default=dict)),
-                ('tokenizer', models.CharField(blank=True, max_length=100)),
-                ('computed_at', models.DateTimeField()),
-                ('item', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='content_metrics', to='studies.item')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("values", models.JSONField(default=dict)),
+                ("missing", models.JSONField(blank=True, default=dict)),
+                ("tokenizer", models.CharField(blank=True, max_length=100)),
+                ("computed_at", models.DateTimeField()),
+                (
+                    "item",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="content_metrics",
+                        to="studies.item",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'content metrics',
+                "verbose_name_plural": "content metrics",
             },
         ),
         migrations.CreateModel(
-            name='ContentWeights',
+            name="ContentWeights",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('content_type', models.CharField(max_length=16)),
-                ('fluency', models.FloatField()),
-                ('informativeness', models.FloatField()),
-                ('originality', models.FloatField()),
-                ('is_default', models.BooleanField(default=False)),
-                ('method', models.CharField(blank=True, max_length=50)),
-                ('n_items', models.PositiveIntegerField(default=0)),
-                ('quality', models.JSONField(blank=True, default=dict)),
-                ('data_hash', models.CharField(blank=True, max_length=64)),
-                ('seed', models.BigIntegerField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='content_weights', to='studies.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("content_type", models.CharField(max_length=16)),
+                ("fluency", models.FloatField()),
+                ("informativeness", models.FloatField()),
+                ("originality", models.FloatField()),
+                ("is_default", models.BooleanField(default=False)),
+                ("method", models.CharField(blank=True, max_length=50)),
+                ("n_items", models.PositiveIntegerField(default=0)),
+                ("quality", models.JSONField(blank=True, default=dict)),
+                ("data_hash", models.CharField(blank=True, max_length=64)),
+                ("seed", models.BigIntegerField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="content_weights",
+                        to="studies.study",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', 'content_type', '-created_at'],
+                "ordering": ["study", "content_type", "-created_at"],
             },
         ),
     ]

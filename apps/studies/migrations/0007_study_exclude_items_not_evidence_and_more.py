@@ -4,40 +4,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('studies', '0006_item_held_from_stage_item_offense_released_at_and_more'),
+        ("studies", "0006_item_held_from_stage_item_offense_released_at_and_more"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='study',
-            name='exclude_items_not_evidence',
+            model_name="study",
+            name="exclude_items_not_evidence",
             field=models.BooleanField(default=True),
         ),
         migrations.AddField(
-            model_name='study',
-            name='exclusion_max_attention_failures',
+            model_name="study",
+            name="exclusion_max_attention_failures",
             field=models.PositiveSmallIntegerField(default=1),
         ),
         migrations.AddField(
-            model_name='study',
-            name='exclusion_position_min_pairs',
+            model_name="study",
+            name="exclusion_position_min_pairs",
             field=models.PositiveSmallIntegerField(default=10),
         ),
         migrations.AddField(
-            model_name='study',
-            name='exclusion_rules_automatic',
+            model_name="study",
+            name="exclusion_rules_automatic",
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name='study',
-            name='exclusion_speeder_seconds',
+            model_name="study",
+            name="exclusion_speeder_seconds",
             field=models.FloatField(default=3.0),
         ),
         migrations.AddField(
-            model_name='study',
-            name='exclusion_straight_line_tasks',
+            model_name="study",
+            name="exclusion_straight_line_tasks",
             field=models.PositiveSmallIntegerField(default=5),
         ),
     ]
