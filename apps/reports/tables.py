@@ -12,16 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from apps.analysis.exports import item_rows
-
-# content_type is empty for studies whose items have none (humor studies).
-GROUP_DIMENSIONS = (
-    "source",
-    "level",
-    "humor_type",
-    "level_humor_type",
-    "content_type",
-    "background",
-)
+from apps.analysis.stats.report import GROUP_DIMENSIONS
 
 TABLE_NAMES = (
     "bradley_terry",

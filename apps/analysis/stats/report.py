@@ -48,6 +48,7 @@ _SEED_ITEMS, _SEED_GROUPS, _SEED_AGREEMENT, _SEED_BT, _SEED_TURING, _SEED_DIAG =
     4000,
     5000,
 )
+# The results document's `groups`; content_type is empty for studies whose items have none.
 GROUP_DIMENSIONS = (
     "source",
     "level",

@@ -13,6 +13,7 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
+from apps.analysis.stats.report import GROUP_DIMENSIONS
 from apps.dashboard.results.common import (
     Payload,
     Questions,
@@ -126,14 +127,7 @@ def summary_csv(study: Study, payload: Payload, questions: Questions) -> Table:
     ]
     rows = []
     groups = payload.get("groups") or {}
-    for dimension in (
-        "source",
-        "level",
-        "humor_type",
-        "level_humor_type",
-        "content_type",
-        "background",
-    ):
+    for dimension in GROUP_DIMENSIONS:
         table = groups.get(dimension) or {}
         for name in group_order(table.keys(), dimension):
             entry = table[name]
