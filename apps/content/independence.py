@@ -5,7 +5,7 @@ two dimensions correlated at |r| >= FLAG_R over items are flagged, because a com
 weights them separately then counts one quality twice.
 
 * Pearson's r with the Fisher z interval: atanh(r) ± z·1/sqrt(n − 3), back-transformed (the
-  interval scipy.stats.pearsonr(...).confidence_interval() gives). Defined from 4 items.
+  interval scipy.stats.pearsonr(...).confidencepercentile_interval() gives). Defined from 4 items.
 * Spearman's rho with a percentile bootstrap over items (``rounds`` resamples from an explicit
   seed): rank correlations have no exact small-sample interval, and the bootstrap needs no
   normality. Resamples in which one side is constant are skipped.
@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from scipy.special import ndtri
-from scipy.stats import rankdata
+
+from apps.analysis.stats.correlation import percentile_interval, rowwise_spearman
 
 FLAG_R = 0.4
 MIN_ITEMS = 4
@@ -74,28 +75,6 @@ def pearson(x: FloatArray, y: FloatArray, *, level: float = 0.95) -> Correlation
     return Correlation(r, float(np.tanh(centre - half)), float(np.tanh(centre + half)), n)
 
 
-def rowwise_spearman(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Spearman's rho of each row pair (average ranks for ties); nan where a row is constant."""
-    ra = rankdata(a, axis=-1)
-    rb = rankdata(b, axis=-1)
-    ra = ra - ra.mean(axis=-1, keepdims=True)
-    rb = rb - rb.mean(axis=-1, keepdims=True)
-    num = (ra * rb).sum(axis=-1)
-    den = np.sqrt((ra * ra).sum(axis=-1) * (rb * rb).sum(axis=-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rho = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-    return np.asarray(np.clip(rho, -1.0, 1.0), dtype=np.float64)
-
-
-def _interval(stats: FloatArray, level: float) -> tuple[float | None, float | None]:
-    stats = stats[np.isfinite(stats)]
-    if stats.size == 0:
-        return None, None
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(stats, [tail, 1.0 - tail])
-    return float(low), float(high)
-
-
 def spearman(
     x: FloatArray, y: FloatArray, *, rng: np.random.Generator, rounds: int, level: float = 0.95
 ) -> Correlation:
@@ -107,7 +86,7 @@ def spearman(
     if rho is None:
         return Correlation(None, None, None, n)
     idx = rng.integers(0, n, size=(rounds, n))
-    low, high = _interval(rowwise_spearman(x[idx], y[idx]), level)
+    low, high = percentile_interval(rowwise_spearman(x[idx], y[idx]), level)
     return Correlation(rho, low, high, n)
 
 

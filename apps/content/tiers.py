@@ -34,7 +34,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from apps.content.independence import MIN_ITEMS, Correlation, rowwise_spearman, spearman, stream
+from apps.analysis.stats.correlation import rowwise_spearman
+from apps.content.independence import MIN_ITEMS, Correlation, spearman, stream
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import rankdata
+
+from apps.analysis.stats.correlation import percentile_interval, rowwise_spearman
 
 MIN_ITEMS = 3
 OVERALL = "overall"
@@ -92,19 +93,6 @@ def _clean(x: float) -> float | None:
     return None if not np.isfinite(x) else float(x)
 
 
-def _rowwise_spearman(judge: np.ndarray, human: np.ndarray) -> np.ndarray:
-    """Spearman's rho of each row pair (average ranks for ties); nan where a row is constant."""
-    rj = rankdata(judge, axis=-1)
-    rh = rankdata(human, axis=-1)
-    rj = rj - rj.mean(axis=-1, keepdims=True)
-    rh = rh - rh.mean(axis=-1, keepdims=True)
-    num = (rj * rh).sum(axis=-1)
-    den = np.sqrt((rj * rj).sum(axis=-1) * (rh * rh).sum(axis=-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rho = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-    return np.clip(rho, -1.0, 1.0)
-
-
 def spearman_rho(judge: Numbers, human: Numbers) -> float | None:
     """Spearman's rho, or None with fewer than MIN_ITEMS items or a constant side."""
     j = np.asarray(judge, dtype=np.float64)
@@ -113,16 +101,7 @@ def spearman_rho(judge: Numbers, human: Numbers) -> float | None:
         raise ValueError("judge and human must be 1-D arrays of the same length")
     if j.size < MIN_ITEMS:
         return None
-    return _clean(float(_rowwise_spearman(j[None, :], h[None, :])[0]))
-
-
-def _interval(stats: np.ndarray, level: float) -> tuple[float | None, float | None]:
-    stats = stats[np.isfinite(stats)]
-    if stats.size == 0:
-        return None, None
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(stats, [tail, 1.0 - tail])
-    return float(low), float(high)
+    return _clean(float(rowwise_spearman(j[None, :], h[None, :])[0]))
 
 
 def compare_group(
@@ -144,9 +123,9 @@ def compare_group(
     diff_low = diff_high = rho_low = rho_high = None
     if n >= MIN_ITEMS:
         idx = rng.integers(0, n, size=(rounds, n))
-        diff_low, diff_high = _interval(diff[idx].mean(axis=1), level)
+        diff_low, diff_high = percentile_interval(diff[idx].mean(axis=1), level)
         if rho_value is not None:
-            rho_low, rho_high = _interval(_rowwise_spearman(judge[idx], human[idx]), level)
+            rho_low, rho_high = percentile_interval(rowwise_spearman(judge[idx], human[idx]), level)
     flag = None
     if diff_low is not None and diff_low > 0:
         flag = OVER
