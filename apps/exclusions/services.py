@@ -191,7 +191,7 @@ def exclusion_proposals_refresh(*, study: Study, request_results: bool = True) -
     now = timezone.now()
     found = {
         (quality.pk, rule): evidence
-        for quality in rater_quality(study=study, all_medians=True)
+        for quality in rater_quality(study=study)
         for rule, evidence in _findings(quality).items()
     }
     existing = {(p.rater_id, p.rule): p for p in ExclusionProposal.objects.filter(study=study)}
