@@ -746,3 +746,13 @@ def test_the_summary_leaves_out_items_that_are_not_evidence_by_default(results, 
     demo_study.exclude_items_not_evidence = False
     demo_study.save()
     assert 'data-view="all"' in page_text(member.get(url(demo_study)))
+
+
+def test_a_switched_view_carries_over_to_the_downloads(results, demo_study, member):
+    text = page_text(member.get(url(demo_study) + "?view=all"))
+    assert f"/studies/{demo_study.slug}/results/data/summary.csv?view=all" in text
+    rows = read_csv(member.get(data_url(demo_study, "summary") + "?view=all"))
+    sources = {r["group"] for r in rows if r["dimension"] == "source"}
+    assert sources == set(results.payload["groups"]["source"])
+    # Without a switch the links are plain: each download follows its page's default view.
+    assert "summary.csv?view" not in page_text(member.get(url(demo_study)))

@@ -115,9 +115,9 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
         "flagged": flagged[:LIST_LIMIT],
         "n_flagged": len(flagged),
         "list_limit": LIST_LIMIT,
-        "download": download_url(study, "agreement"),
-        "download_groups": download_url(study, "agreement-by-group"),
-        "download_cross": download_url(study, "cross-group"),
+        "download": download_url(request, study, "agreement"),
+        "download_groups": download_url(request, study, "agreement-by-group"),
+        "download_cross": download_url(request, study, "cross-group"),
     }
 
 

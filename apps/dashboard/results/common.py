@@ -141,5 +141,8 @@ def page_links(request: HttpRequest, page: Page) -> dict[str, str | None]:
     }
 
 
-def download_url(study: Study, name: str) -> str:
-    return reverse("dashboard:results_data", args=[study.slug, name])
+def download_url(request: HttpRequest, study: Study, name: str) -> str:
+    """A results CSV; a view the page was switched to (`?view=`) carries over to its data."""
+    url = reverse("dashboard:results_data", args=[study.slug, name])
+    view = request.GET.get("view")
+    return f"{url}?view={view}" if view in ("all", "evidence") else url

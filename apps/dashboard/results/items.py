@@ -150,7 +150,7 @@ def items_context(request: HttpRequest, study: Study, payload: Payload) -> dict[
         "rows": rows,
         "n_filtered": len(items),
         "n_total": len(payload.get("items") or []),
-        "download": download_url(study, "items"),
+        "download": download_url(request, study, "items"),
     }
 
 

@@ -151,8 +151,10 @@ def leaderboard_context(request: HttpRequest, study: Study, payload: Payload) ->
         "page_links": page_links(request, page),
         "table": table,
         "sources": sources,
-        "download": download_url(study, "leaderboard-by-level" if scope else "leaderboard"),
-        "download_source": download_url(study, "leaderboard-by-source"),
+        "download": download_url(
+            request, study, "leaderboard-by-level" if scope else "leaderboard"
+        ),
+        "download_source": download_url(request, study, "leaderboard-by-source"),
     }
 
 

@@ -83,9 +83,9 @@ def quality_context(request: HttpRequest, study: Study, payload: Payload) -> dic
         "list_limit": LIST_LIMIT,
         "speeder_seconds": study.exclusion_speeder_seconds,
         "straight_line_run": study.exclusion_straight_line_tasks,
-        "download_fatigue": download_url(study, "fatigue"),
-        "download_position": download_url(study, "position-bias"),
-        "download_raters": download_url(study, "rater-quality"),
+        "download_fatigue": download_url(request, study, "fatigue"),
+        "download_position": download_url(request, study, "position-bias"),
+        "download_raters": download_url(request, study, "rater-quality"),
     }
 
 

@@ -57,7 +57,7 @@ def safety_context(request: HttpRequest, study: Study, payload: Payload) -> dict
             for row in group_rows(payload, "level", questions)
             if row["safety_intercepted_items"]
         ],
-        "download": download_url(study, "safety"),
+        "download": download_url(request, study, "safety"),
     }
 
 

@@ -108,7 +108,7 @@ def summary_context(request: HttpRequest, study: Study, payload: Payload) -> dic
         "background": group_rows(payload, "background", questions, humor=humor),
         "warnings": payload.get("warnings") or [],
         "counts": payload.get("counts") or {},
-        "download": download_url(study, "summary"),
+        "download": download_url(request, study, "summary"),
     }
 
 

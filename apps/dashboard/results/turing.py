@@ -67,7 +67,7 @@ def turing_context(request: HttpRequest, study: Study, payload: Payload) -> dict
             label=_("Turing accuracy per level with %(level)s intervals; lines at %(a)s and %(b)s")
             % PCT,
         ),
-        "download": download_url(study, "turing"),
+        "download": download_url(request, study, "turing"),
     }
 
 
