@@ -3,11 +3,7 @@ the humans per humor type. The page reads stored verdicts and comparisons; it co
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from django.contrib import messages
-from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import URLPattern, path, reverse
@@ -17,7 +13,11 @@ from django.views.decorators.http import require_GET, require_POST
 from apps.core.errors import DomainError
 from apps.dashboard.access import study_view
 from apps.screening.llm_judge import judge_config
-from apps.screening.models import JudgeComparison, JudgeVerdict
+from apps.screening.selectors import (
+    judge_comparisons,
+    judge_failed_verdicts,
+    judge_verdict_counts,
+)
 from apps.screening.services.judge import judge_run_start
 from apps.studies.models import Study
 
@@ -25,72 +25,20 @@ from apps.studies.models import Study
 ERROR_LIST_LIMIT = 200
 
 
-@dataclass(frozen=True)
-class ModelCounts:
-    model_name: str
-    counts: list[tuple[str, str, int]]  # (status, label, number)
-    total: int
-
-
-def _verdict_counts(study: Study) -> list[ModelCounts]:
-    rows = (
-        JudgeVerdict.objects.filter(item__study=study)
-        .values_list("model_name", "status")
-        .annotate(n=Count("pk"))
-        .order_by("model_name", "status")
-    )
-    by_model: dict[str, dict[str, int]] = {}
-    for model_name, status, n in rows:
-        by_model.setdefault(model_name, {})[status] = n
-    return [
-        ModelCounts(
-            model_name=model_name,
-            counts=[(s.value, str(s.label), counts.get(s.value, 0)) for s in JudgeVerdict.Status],
-            total=sum(counts.values()),
-        )
-        for model_name, counts in by_model.items()
-    ]
-
-
-def _failed_verdicts(study: Study) -> tuple[list[JudgeVerdict], int]:
-    failed = (
-        JudgeVerdict.objects.filter(item__study=study)
-        .exclude(status=JudgeVerdict.Status.OK)
-        .select_related("item")
-        .order_by("model_name", "item__external_id")
-    )
-    return list(failed[:ERROR_LIST_LIMIT]), failed.count()
-
-
-def _comparisons(study: Study) -> list[dict[str, Any]]:
-    return [
-        {
-            "model_name": comparison.model_name,
-            "computed_at": comparison.computed_at,
-            "seed": comparison.seed,
-            "rounds": comparison.rounds,
-            "question": comparison.payload.get("question", "funniness"),
-            "overall": comparison.payload.get("overall"),
-            "by_humor_type": comparison.payload.get("by_humor_type", []),
-        }
-        for comparison in JudgeComparison.objects.filter(study=study).order_by("model_name")
-    ]
-
-
 def _page(request: HttpRequest, study: Study, *, status: int = 200) -> HttpResponse:
     config = judge_config()
-    failed, failed_total = _failed_verdicts(study)
+    failed, failed_total = judge_failed_verdicts(study=study, limit=ERROR_LIST_LIMIT)
     context = {
         "study": study,
         "configured": config.is_configured,
         "judge_host": config.host,
         "judge_model": config.model,
         "timeout_seconds": config.timeout_seconds,
-        "model_counts": _verdict_counts(study),
+        "model_counts": judge_verdict_counts(study=study),
         "failed": failed,
         "failed_total": failed_total,
         "failed_limit": ERROR_LIST_LIMIT,
-        "comparisons": _comparisons(study),
+        "comparisons": judge_comparisons(study=study),
     }
     return render(request, "screening/judge.html", context, status=status)
 
