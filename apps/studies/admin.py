@@ -1,7 +1,11 @@
 from __future__ import annotations
 
-from django.contrib import admin
+from typing import Any
 
+from django.contrib import admin
+from django.http import HttpRequest
+
+from apps.screening.services.offense import offense_scan_items
 from apps.studies.models import Item, Question, Rubric, Study, StudyMembership
 
 
@@ -69,3 +73,9 @@ class ItemAdmin(admin.ModelAdmin):
     list_filter = ("study", "level", "language", "safety_intercepted", "source")
     search_fields = ("external_id", "text", "topic")
     list_select_related = ("study",)
+
+    def save_model(self, request: HttpRequest, obj: Item, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        # An item added or rewritten here passes the offense filter as an imported one does.
+        if not change or {"text", "context", "scenario"} & set(form.changed_data):
+            offense_scan_items(items=[obj])

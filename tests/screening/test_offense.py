@@ -497,3 +497,32 @@ def test_the_actions_take_only_posts(study, owner):
     assert client.get(url(study, "rescan")).status_code == 405
     assert client.get(url(study, "release")).status_code == 405
     assert client.post(url(study)).status_code == 405
+
+
+@pytest.mark.django_db
+def test_an_item_added_or_rewritten_in_the_admin_passes_the_offense_filter(study, admin):
+    client = client_for(admin)
+    fields = {
+        "study": study.pk,
+        "external_id": "typed",
+        "text": "A calm joke about cats.",
+        "source": "x",
+        "level": "single",
+        "language": "en",
+        "stage": "study",
+        "context": "[]",
+        "generation": "{}",
+        "attention_expected": "{}",
+    }
+    response = client.post("/admin/studies/item/add/", fields)
+    assert response.status_code == 302, response.content[:2000]
+    added = item(study, "typed")
+    assert added.stage == "study"
+    response = client.post(
+        f"/admin/studies/item/{added.pk}/change/",
+        {**fields, "text": "A calm joke about a moron and cats."},
+    )
+    assert response.status_code == 302
+    added.refresh_from_db()
+    assert added.stage == "held"
+    assert list(added.offense_matches.values_list("matched", flat=True)) == ["moron"]
