@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Collection
+from dataclasses import dataclass
 
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -31,8 +32,72 @@ def assignment_pending_for_rater(*, rater: Rater) -> Assignment | None:
     return (
         Assignment.objects.select_related("item", "right_item", "session")
         .filter(rater=rater, status=Assignment.Status.PENDING)
+        .order_by()
         .first()
     )
+
+
+@dataclass(frozen=True)
+class _Task:
+    pk: int
+    kind: str
+    status: str
+    item_id: int
+    right_item_id: int | None
+    session_id: int
+    position: int
+
+
+@dataclass(frozen=True)
+class RaterTasks:
+    """One rater's own assignments, read in one query: what the task chooser and the progress
+    bar need to know (the open task, the next position, what this rater has already been shown).
+
+    A rater holds a few dozen assignments at most, so reading them all is cheaper than asking
+    the database five separate questions on every task page.
+    """
+
+    tasks: tuple[_Task, ...]
+
+    @property
+    def pending_id(self) -> int | None:
+        return next((t.pk for t in self.tasks if t.status == Assignment.Status.PENDING), None)
+
+    def next_position(self, *, session_id: int) -> int:
+        return max((t.position for t in self.tasks if t.session_id == session_id), default=0) + 1
+
+    def done_in_session(self, *, session_id: int) -> int:
+        return sum(
+            1
+            for t in self.tasks
+            if t.session_id == session_id and t.status == Assignment.Status.DONE
+        )
+
+    def items_of_kind(self, kind: str) -> set[int]:
+        """Items this rater was given as the (left) item of a task of this kind."""
+        return {t.item_id for t in self.tasks if t.kind == kind}
+
+    def items_shown(self) -> set[int]:
+        """Every item this rater has been shown, on either side of a pair."""
+        shown = {t.item_id for t in self.tasks}
+        shown.update(t.right_item_id for t in self.tasks if t.right_item_id is not None)
+        return shown
+
+    def pairs_compared(self) -> set[tuple[int, int]]:
+        return {
+            (min(t.item_id, t.right_item_id), max(t.item_id, t.right_item_id))
+            for t in self.tasks
+            if t.kind == Assignment.Kind.PAIR and t.right_item_id is not None
+        }
+
+
+def rater_tasks(*, rater: Rater) -> RaterTasks:
+    rows = (
+        Assignment.objects.filter(rater=rater)
+        .order_by()
+        .values_list("pk", "kind", "status", "item_id", "right_item_id", "session_id", "position")
+    )
+    return RaterTasks(tuple(_Task(*row) for row in rows))
 
 
 def _live(study: Study) -> Q:
@@ -44,17 +109,12 @@ def _live(study: Study) -> Q:
     )
 
 
-def scorecard_counts(
-    *, study: Study, item_ids: Collection[int] | None = None
-) -> tuple[Counter[int], dict[int, Counter[int]]]:
-    """Scorecards per item (of `item_ids`, or all), in total and per background group of the rater."""
+def scorecard_counts(*, study: Study) -> tuple[Counter[int], dict[int, Counter[int]]]:
+    """Scorecards per item, in total and per background group of the rater."""
     total: Counter[int] = Counter()
     by_group: dict[int, Counter[int]] = defaultdict(Counter)
     assignments = Assignment.objects.filter(study=study, kind=Assignment.Kind.SCORECARD)
     responses = ScoreResponse.objects.filter(study=study, assignment__isnull=True)
-    if item_ids is not None:
-        assignments = assignments.filter(item_id__in=list(item_ids))
-        responses = responses.filter(item_id__in=list(item_ids))
     # Counted by the database: one row per (item, group), not one per scorecard.
     rows = (
         assignments.filter(_live(study))
@@ -68,24 +128,52 @@ def scorecard_counts(
         .annotate(n=Count("pk"))
         .values_list("item_id", "rater__background_id", "n")
     )
-    for item_id, group_id, n in [*rows, *imported]:
+    for item_id, group_id, n in rows.order_by().union(imported.order_by(), all=True):
         total[item_id] += n
         by_group[group_id][item_id] += n
     return total, by_group
 
 
+def scorecard_totals(*, study: Study, item_ids: Collection[int]) -> Counter[int]:
+    """Scorecards per item of `item_ids`, in total: the re-count under the lock, which needs no
+    groups and so no join to the raters."""
+    ids = list(item_ids)
+    assigned = (
+        Assignment.objects.filter(study=study, kind=Assignment.Kind.SCORECARD, item_id__in=ids)
+        .filter(_live(study))
+        .order_by()
+        .values("item_id")
+        .annotate(n=Count("pk"))
+        .values_list("item_id", "n")
+    )
+    imported = (
+        ScoreResponse.objects.filter(study=study, assignment__isnull=True, item_id__in=ids)
+        .order_by()
+        .values("item_id")
+        .annotate(n=Count("pk"))
+        .values_list("item_id", "n")
+    )
+    counts: Counter[int] = Counter()
+    for item_id, n in assigned.union(imported, all=True):
+        counts[item_id] += n
+    return counts
+
+
 def turing_counts(*, study: Study, item_ids: Collection[int] | None = None) -> Counter[int]:
     counts: Counter[int] = Counter()
-    for queryset in (
-        Assignment.objects.filter(study=study, kind=Assignment.Kind.TURING).filter(_live(study)),
-        TuringJudgment.objects.filter(study=study, assignment__isnull=True),
-    ):
-        if item_ids is not None:
-            queryset = queryset.filter(item_id__in=list(item_ids))
-        for item_id, n in (
-            queryset.values("item_id").annotate(n=Count("pk")).values_list("item_id", "n")
-        ):
-            counts[item_id] += n
+    assigned = Assignment.objects.filter(study=study, kind=Assignment.Kind.TURING).filter(
+        _live(study)
+    )
+    imported = TuringJudgment.objects.filter(study=study, assignment__isnull=True)
+    if item_ids is not None:
+        assigned = assigned.filter(item_id__in=list(item_ids))
+        imported = imported.filter(item_id__in=list(item_ids))
+    grouped = [
+        queryset.order_by().values("item_id").annotate(n=Count("pk")).values_list("item_id", "n")
+        for queryset in (assigned, imported)
+    ]
+    for item_id, n in grouped[0].union(grouped[1], all=True):
+        counts[item_id] += n
     return counts
 
 
@@ -107,23 +195,12 @@ def pair_counts(*, study: Study) -> tuple[Counter[int], dict[int, set[int]]]:
         .annotate(n=Count("pk"))
         .values_list("left_id", "right_id", "n")
     )
-    for left, right, n in [*rows, *imported]:
+    for left, right, n in rows.order_by().union(imported.order_by(), all=True):
         appearances[left] += n
         appearances[right] += n
         opponents[left].add(right)
         opponents[right].add(left)
     return appearances, opponents
-
-
-def items_seen_by_rater(*, rater: Rater) -> set[int]:
-    seen: set[int] = set()
-    for item_id, right_id in Assignment.objects.filter(rater=rater).values_list(
-        "item_id", "right_item_id"
-    ):
-        seen.add(item_id)
-        if right_id is not None:
-            seen.add(right_id)
-    return seen
 
 
 def session_progress(*, session: RaterSession, planned: int) -> tuple[int, int]:

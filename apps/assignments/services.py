@@ -23,7 +23,6 @@ from datetime import datetime
 
 import numpy as np
 from django.db import IntegrityError, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from apps.assignments import selectors
@@ -57,6 +56,7 @@ def _lock_first(ids: Sequence[int]) -> list[int]:
     locked = set(
         Item.objects.select_for_update(skip_locked=True)
         .filter(pk__in=list(ids))
+        .order_by()
         .values_list("pk", flat=True)
     )
     return [pk for pk in ids if pk in locked]
@@ -70,12 +70,10 @@ def _study_items(study: Study) -> list[Item]:
     )
 
 
-def _choose_scorecard_item(study: Study, rater: Rater, items: list[Item]) -> int | None:
-    done = set(
-        Assignment.objects.filter(rater=rater, kind=Assignment.Kind.SCORECARD).values_list(
-            "item_id", flat=True
-        )
-    )
+def _choose_scorecard_item(
+    study: Study, rater: Rater, items: list[Item], tasks: selectors.RaterTasks
+) -> int | None:
+    done = tasks.items_of_kind(Assignment.Kind.SCORECARD)
     target = study.target_scorecards_per_item
     n_groups = max(1, BackgroundGroup.objects.filter(study=study).count())
     per_group_target = -(-target // n_groups)
@@ -97,15 +95,17 @@ def _choose_scorecard_item(study: Study, rater: Rater, items: list[Item]) -> int
         locked = _lock_first([row[3] for row in ranked[:CANDIDATES_PER_LOCK]])
         if locked:
             # Counts re-read under the lock: another rater may have taken the last place.
-            fresh_total, _ = selectors.scorecard_counts(study=study, item_ids=locked)
+            fresh_total = selectors.scorecard_totals(study=study, item_ids=locked)
             for pk in locked:
                 if fresh_total[pk] < target:
                     return pk
     return None
 
 
-def _choose_turing_item(study: Study, rater: Rater, items: list[Item]) -> int | None:
-    seen = selectors.items_seen_by_rater(rater=rater)
+def _choose_turing_item(
+    study: Study, rater: Rater, items: list[Item], tasks: selectors.RaterTasks
+) -> int | None:
+    seen = tasks.items_shown()
     target = study.turing_judgments_per_item
     counts = selectors.turing_counts(study=study)
     ranked = sorted(
@@ -120,13 +120,6 @@ def _choose_turing_item(study: Study, rater: Rater, items: list[Item]) -> int | 
     return next((pk for pk in locked if fresh[pk] < target), None)
 
 
-def _pairs_compared_by(rater: Rater) -> set[tuple[int, int]]:
-    pairs = Assignment.objects.filter(rater=rater, kind=Assignment.Kind.PAIR).values_list(
-        "item_id", "right_item_id"
-    )
-    return {(min(a, b), max(a, b)) for a, b in pairs if b is not None}
-
-
 def _pair_need(
     study: Study, pk: int, appearances: dict[int, int], opponents: dict[int, set[int]]
 ) -> int:
@@ -135,8 +128,8 @@ def _pair_need(
     return max(short_appearances, short_opponents)
 
 
-def _candidate_pairs(study: Study, rater: Rater, items: list[Item]) -> list[tuple[int, int]]:
-    compared = _pairs_compared_by(rater)
+def _candidate_pairs(items: list[Item], tasks: selectors.RaterTasks) -> list[tuple[int, int]]:
+    compared = tasks.pairs_compared()
     by_topic: dict[tuple[str, str], list[int]] = {}
     for item in items:
         by_topic.setdefault((item.topic, item.level), []).append(item.pk)
@@ -202,9 +195,13 @@ def _adaptive_order(
 
 
 def _choose_pair(
-    study: Study, rater: Rater, items: list[Item], position: int, rng: np.random.Generator
+    study: Study,
+    rater: Rater,
+    items: list[Item],
+    tasks: selectors.RaterTasks,
+    rng: np.random.Generator,
 ) -> tuple[int, int, str] | None:
-    pairs = _candidate_pairs(study, rater, items)
+    pairs = _candidate_pairs(items, tasks)
     if not pairs:
         return None
     appearances, opponents = selectors.pair_counts(study=study)
@@ -239,13 +236,15 @@ def _choose_pair(
     return None
 
 
-def _choose_attention_item(study: Study, rater: Rater) -> int | None:
-    done = set(Assignment.objects.filter(rater=rater).values_list("item_id", flat=True))
+def _choose_attention_item(study: Study, rater: Rater, tasks: selectors.RaterTasks) -> int | None:
+    done = {task.item_id for task in tasks.tasks}
     gold = [
         (_tiebreak(study, rater, external_id), pk)
         for pk, external_id in Item.objects.filter(
             study=study, is_attention_check=True, stage=Item.Stage.STUDY
-        ).values_list("pk", "external_id")
+        )
+        .order_by()
+        .values_list("pk", "external_id")
         if pk not in done
     ]
     return min(gold)[1] if gold else None
@@ -262,27 +261,48 @@ def _kind_order(study: Study, rng: np.random.Generator) -> list[str]:
     return [first, *sorted((k for k in kinds if k != first), key=lambda k: -mix[k])]
 
 
+def _with_items(assignment: Assignment) -> Assignment:
+    """The new assignment with its item(s) loaded in one query, for the page that shows them."""
+    ids = [assignment.item_id]
+    if assignment.right_item_id is not None:
+        ids.append(assignment.right_item_id)
+    items = Item.objects.in_bulk(ids)
+    assignment.item = items[assignment.item_id]
+    if assignment.right_item_id is not None:
+        assignment.right_item = items[assignment.right_item_id]
+    return assignment
+
+
 @transaction.atomic
 def assignment_next(
-    *, rater: Rater, session: RaterSession, now: datetime | None = None
+    *,
+    rater: Rater,
+    session: RaterSession,
+    tasks: selectors.RaterTasks | None = None,
+    now: datetime | None = None,
 ) -> Assignment | None:
     """The rater's open task, or a new one; None when the session has nothing left to give.
 
     The caller checks the session is open first (raters.services.rater_session_check_open).
+    `tasks` is the rater's own assignments (selectors.rater_tasks), read here if not given; the
+    task page passes the one it also uses for the progress bar.
     """
-    pending = selectors.assignment_pending_for_rater(rater=rater)
-    if pending is not None:
-        return pending
+    if tasks is None:
+        tasks = selectors.rater_tasks(rater=rater)
+    if tasks.pending_id is not None:
+        pending = selectors.assignment_pending_for_rater(rater=rater)
+        if pending is not None:
+            return pending
+        # Answered or expired since `tasks` was read: choose from a fresh view.
+        tasks = selectors.rater_tasks(rater=rater)
     study = rater.study
-    position = (
-        Assignment.objects.filter(session=session).aggregate(m=Max("position"))["m"] or 0
-    ) + 1
+    position = tasks.next_position(session_id=session.pk)
     if position > study.tasks_per_session:
         return None
     rng = _rng(study, rater, position)
     fields: dict[str, object] | None = None
     if study.attention_check_rate > 0 and rng.random() < study.attention_check_rate:
-        gold = _choose_attention_item(study, rater)
+        gold = _choose_attention_item(study, rater, tasks)
         if gold is not None:
             fields = {
                 "kind": Assignment.Kind.SCORECARD,
@@ -294,15 +314,15 @@ def assignment_next(
         items = _study_items(study)
         for kind in _kind_order(study, rng):
             if kind == Assignment.Kind.SCORECARD:
-                pk = _choose_scorecard_item(study, rater, items)
+                pk = _choose_scorecard_item(study, rater, items, tasks)
                 if pk is not None:
                     fields = {"kind": kind, "item_id": pk, "reason": "coverage"}
             elif kind == Assignment.Kind.TURING:
-                pk = _choose_turing_item(study, rater, items)
+                pk = _choose_turing_item(study, rater, items, tasks)
                 if pk is not None:
                     fields = {"kind": kind, "item_id": pk, "reason": "first_exposure"}
             else:
-                chosen = _choose_pair(study, rater, items, position, rng)
+                chosen = _choose_pair(study, rater, items, tasks, rng)
                 if chosen is not None:
                     fields = {
                         "kind": kind,
@@ -316,7 +336,7 @@ def assignment_next(
         return None
     try:
         with transaction.atomic():
-            return Assignment.objects.create(
+            created = Assignment.objects.create(
                 study=study, rater=rater, session=session, position=position, **fields
             )
     except IntegrityError:
@@ -325,6 +345,7 @@ def assignment_next(
         if pending is None:
             raise
         return pending
+    return _with_items(created)
 
 
 def assignments_expire_for_session(*, session: RaterSession) -> int:

@@ -15,12 +15,16 @@ from django.utils import timezone
 from django.utils.translation import get_language
 
 from apps.assignments.models import Assignment
-from apps.assignments.selectors import session_progress
+from apps.assignments.selectors import rater_tasks, session_progress
 from apps.assignments.services import assignment_next
 from apps.core.errors import NotFound, SessionExpired
 from apps.judgments.models import ScoreResponse
 from apps.raters.models import RaterSession
-from apps.raters.selectors import rater_get_for_request, rater_session_get
+from apps.raters.selectors import (
+    rater_and_session_for_request,
+    rater_get_for_request,
+    rater_session_get,
+)
 from apps.raters.services import rater_session_check_open, rater_session_end
 from apps.studies.models import Item, Question, Study
 from apps.studies.selectors import study_for_raters, study_questions
@@ -79,8 +83,8 @@ def task_view_model(study: Study, assignment: Assignment) -> dict[str, Any]:
     return view
 
 
-def _session_context(study: Study, session: RaterSession) -> dict[str, Any]:
-    done, planned = session_progress(session=session, planned=study.tasks_per_session)
+def _session_context(study: Study, session: RaterSession, done: int) -> dict[str, Any]:
+    planned = max(study.tasks_per_session, done)
     return {
         "deadline": session.deadline.isoformat(),
         "server_now": timezone.now().isoformat(),
@@ -92,8 +96,7 @@ def _session_context(study: Study, session: RaterSession) -> dict[str, Any]:
 
 def task_page(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_for_raters(slug=slug)
-    rater = rater_get_for_request(request=request, study=study)
-    session = rater_session_get(rater=rater)
+    rater, session = rater_and_session_for_request(request=request, study=study)
     end_url = reverse("raters:end", args=[study.slug])
     try:
         rater_session_check_open(session=session)
@@ -103,14 +106,16 @@ def task_page(request: HttpRequest, slug: str) -> HttpResponse:
         # Closed while this rater was in it: what they answered is kept; nothing more is asked.
         rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)
         return render(request, "raters/unavailable.html", {"study": study}, status=409)
-    assignment = assignment_next(rater=rater, session=session)
+    tasks = rater_tasks(rater=rater)
+    assignment = assignment_next(rater=rater, session=session, tasks=tasks)
     if assignment is None:
         rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)
         return HttpResponseRedirect(end_url)
     context = {
         "study": study,
         "task": task_view_model(study, assignment),
-        "session": _session_context(study, session),
+        # The task just given is still open, so it does not change the count read before.
+        "session": _session_context(study, session, tasks.done_in_session(session_id=session.pk)),
         "end_url": end_url,
     }
     return render(request, f"assignments/task_{assignment.kind}.html", context)
@@ -136,7 +141,9 @@ def explanation_page(request: HttpRequest, slug: str, response_id: int) -> HttpR
         "response_id": response.pk,
         "item": _item_view(response.item),
         "explanation": response.item.explanation,
-        "session": _session_context(study, session),
+        "session": _session_context(
+            study, session, session_progress(session=session, planned=0)[0]
+        ),
         "end_url": reverse("raters:end", args=[study.slug]),
     }
     return render(request, "assignments/explanation.html", context)
