@@ -65,13 +65,21 @@ class _EvidenceChanged:
 
 
 def _mark_and_claim(study_id: int) -> bool:
-    """Mark the study's evidence as changed; True if this call claimed the one queued run."""
+    """Mark the study's evidence as changed; True if this call claimed the one queued run.
+
+    While answers arrive a run is nearly always queued already (the debounce), and then one
+    statement marks the evidence; each statement here is its own commit, so this saves one
+    commit per answer.
+    """
+    now = timezone.now()
+    state = AggregationState.objects.filter(study_id=study_id)
+    if state.filter(scheduled=True).update(requested_at=now):
+        return False
+    if state.filter(scheduled=False).update(requested_at=now, scheduled=True, scheduled_at=now):
+        return True
+    # No state row yet, or the flag changed between the two statements: mark, then try to claim.
     _state_touch(study_id)
-    return bool(
-        AggregationState.objects.filter(study_id=study_id, scheduled=False).update(
-            scheduled=True, scheduled_at=timezone.now()
-        )
-    )
+    return bool(state.filter(scheduled=False).update(scheduled=True, scheduled_at=timezone.now()))
 
 
 def study_results_request(*, study_id: int) -> None:

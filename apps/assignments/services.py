@@ -20,6 +20,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
+from typing import NamedTuple
 
 import numpy as np
 from django.db import IntegrityError, transaction
@@ -62,16 +63,27 @@ def _lock_first(ids: Sequence[int]) -> list[int]:
     return [pk for pk in ids if pk in locked]
 
 
-def _study_items(study: Study) -> list[Item]:
-    return list(
-        Item.objects.filter(study=study, is_attention_check=False, stage=Item.Stage.STUDY).only(
-            "pk", "external_id", "topic", "level"
-        )
+class _Candidate(NamedTuple):
+    """What the choosers need of an item: read as plain rows, not model instances, because
+    every task page reads every item of the study."""
+
+    pk: int
+    external_id: str
+    topic: str
+    level: str
+
+
+def _study_items(study: Study) -> list[_Candidate]:
+    rows = (
+        Item.objects.filter(study=study, is_attention_check=False, stage=Item.Stage.STUDY)
+        .order_by("external_id")
+        .values_list("pk", "external_id", "topic", "level")
     )
+    return [_Candidate(*row) for row in rows]
 
 
 def _choose_scorecard_item(
-    study: Study, rater: Rater, items: list[Item], tasks: selectors.RaterTasks
+    study: Study, rater: Rater, items: list[_Candidate], tasks: selectors.RaterTasks
 ) -> int | None:
     done = tasks.items_of_kind(Assignment.Kind.SCORECARD)
     target = study.target_scorecards_per_item
@@ -103,7 +115,7 @@ def _choose_scorecard_item(
 
 
 def _choose_turing_item(
-    study: Study, rater: Rater, items: list[Item], tasks: selectors.RaterTasks
+    study: Study, rater: Rater, items: list[_Candidate], tasks: selectors.RaterTasks
 ) -> int | None:
     seen = tasks.items_shown()
     target = study.turing_judgments_per_item
@@ -128,7 +140,7 @@ def _pair_need(
     return max(short_appearances, short_opponents)
 
 
-def _candidate_pairs(items: list[Item], tasks: selectors.RaterTasks) -> list[tuple[int, int]]:
+def _candidate_pairs(items: list[_Candidate], tasks: selectors.RaterTasks) -> list[tuple[int, int]]:
     compared = tasks.pairs_compared()
     by_topic: dict[tuple[str, str], list[int]] = {}
     for item in items:
@@ -156,7 +168,7 @@ def _candidate_pairs(items: list[Item], tasks: selectors.RaterTasks) -> list[tup
 
 
 def _adaptive_order(
-    study: Study, pairs: list[tuple[int, int]], items: list[Item]
+    study: Study, pairs: list[tuple[int, int]], items: list[_Candidate]
 ) -> list[tuple[int, int]]:
     """Pairs ordered by the value of one more judgment under the current Bradley-Terry fit.
 
@@ -197,7 +209,7 @@ def _adaptive_order(
 def _choose_pair(
     study: Study,
     rater: Rater,
-    items: list[Item],
+    items: list[_Candidate],
     tasks: selectors.RaterTasks,
     rng: np.random.Generator,
 ) -> tuple[int, int, str] | None:

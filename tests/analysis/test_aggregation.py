@@ -102,6 +102,33 @@ def test_too_few_rounds_is_refused(demo_study):
     assert not StudyResult.objects.exists()
 
 
+def test_a_mark_claims_the_run_only_when_none_is_queued(demo_study, monkeypatch):
+    queued: list[int] = []
+    monkeypatch.setattr(services, "_enqueue", queued.append)
+
+    # A study without a state row yet gets one, marked and claimed.
+    AggregationState.objects.filter(study=demo_study).delete()
+    services._EvidenceChanged(demo_study.pk)()
+    created = AggregationState.objects.get(study=demo_study)
+    assert created.scheduled
+    assert created.requested_at is not None
+    assert queued == [demo_study.pk]
+
+    # No run queued: the mark claims it (once), and moves the evidence time.
+    AggregationState.objects.filter(study=demo_study).update(scheduled=False)
+    services._EvidenceChanged(demo_study.pk)()
+    state = AggregationState.objects.get(study=demo_study)
+    assert (state.scheduled, queued) == (True, [demo_study.pk, demo_study.pk])
+    assert state.requested_at > created.requested_at
+
+    # A run already queued: the evidence time still moves, nothing more is queued.
+    services._EvidenceChanged(demo_study.pk)()
+    later = AggregationState.objects.get(study=demo_study)
+    assert later.requested_at > state.requested_at
+    assert later.scheduled_at == state.scheduled_at
+    assert queued == [demo_study.pk, demo_study.pk]
+
+
 def test_a_burst_of_submissions_queues_one_run(demo_study):
     AggregationState.objects.filter(study=demo_study).update(scheduled=False)
     for _ in range(5):
