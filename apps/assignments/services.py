@@ -11,12 +11,15 @@ Rules, in order:
   compared, preferring items below their minimum pairings or opponents; with adaptive pairing,
   after a warm-up the most informative pair under the current Bradley-Terry estimates;
 - candidate items are locked with SELECT ... FOR UPDATE SKIP LOCKED and their counts re-read
-  under the lock, so concurrent raters never push an item past its target.
+  under the lock, so concurrent raters never push an item past its target;
+- "every candidate is locked by someone else right now" is not "nothing left": the choice is
+  rolled back and made again after a short pause, so a busy moment never ends a session.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from collections import Counter
 from collections.abc import Sequence
 from datetime import datetime
@@ -28,11 +31,19 @@ from django.utils import timezone
 
 from apps.assignments import selectors
 from apps.assignments.models import Assignment
+from apps.core.errors import Busy
 from apps.raters.models import BackgroundGroup, Rater, RaterSession
 from apps.studies.models import Item, Study
 
 CANDIDATES_PER_LOCK = 12
 ADAPTIVE_WARMUP_PAIRS = 20
+# When every candidate was locked by other raters' choices (each holds its locks a few
+# milliseconds): how often, and after what pauses, the choice is made again.
+BUSY_RETRY_PAUSES = (0.01, 0.02, 0.05, 0.1, 0.2)
+
+
+class _AllLocked(Exception):
+    """Candidates exist, but other transactions hold every one of them this moment."""
 
 
 # Raters and items enter the random draws by their external ids, not their primary keys: the
@@ -89,7 +100,8 @@ def _choose_scorecard_item(
     target = study.target_scorecards_per_item
     n_groups = max(1, BackgroundGroup.objects.filter(study=study).count())
     per_group_target = -(-target // n_groups)
-    for _ in range(2):  # a second pass if every candidate was locked by others
+    all_locked = False
+    for _ in range(2):  # a second pass if the locked candidates were full by now
         total, by_group = selectors.scorecard_counts(study=study)
         mine: Counter[int] = by_group.get(rater.background_id, Counter())
         ranked = sorted(
@@ -105,12 +117,15 @@ def _choose_scorecard_item(
         if not ranked:
             return None
         locked = _lock_first([row[3] for row in ranked[:CANDIDATES_PER_LOCK]])
+        all_locked = not locked
         if locked:
             # Counts re-read under the lock: another rater may have taken the last place.
             fresh_total = selectors.scorecard_totals(study=study, item_ids=locked)
             for pk in locked:
                 if fresh_total[pk] < target:
                     return pk
+    if all_locked:
+        raise _AllLocked
     return None
 
 
@@ -128,6 +143,8 @@ def _choose_turing_item(
     if not ranked:
         return None
     locked = _lock_first([row[2] for row in ranked[:CANDIDATES_PER_LOCK]])
+    if not locked:
+        raise _AllLocked
     fresh = selectors.turing_counts(study=study, item_ids=locked)
     return next((pk for pk in locked if fresh[pk] < target), None)
 
@@ -245,6 +262,8 @@ def _choose_pair(
         if len(_lock_first([a, b])) == 2:
             left, right = (a, b) if rng.random() < 0.5 else (b, a)
             return left, right, reason
+    if ranked:
+        raise _AllLocked
     return None
 
 
@@ -273,6 +292,27 @@ def _kind_order(study: Study, rng: np.random.Generator) -> list[str]:
     return [first, *sorted((k for k in kinds if k != first), key=lambda k: -mix[k])]
 
 
+def _choose_kind(
+    kind: str,
+    study: Study,
+    rater: Rater,
+    items: list[_Candidate],
+    tasks: selectors.RaterTasks,
+    rng: np.random.Generator,
+) -> dict[str, object] | None:
+    """The new assignment's fields for a task of this kind, or None if there is none to give."""
+    if kind == Assignment.Kind.SCORECARD:
+        pk = _choose_scorecard_item(study, rater, items, tasks)
+        return None if pk is None else {"kind": kind, "item_id": pk, "reason": "coverage"}
+    if kind == Assignment.Kind.TURING:
+        pk = _choose_turing_item(study, rater, items, tasks)
+        return None if pk is None else {"kind": kind, "item_id": pk, "reason": "first_exposure"}
+    chosen = _choose_pair(study, rater, items, tasks, rng)
+    if chosen is None:
+        return None
+    return {"kind": kind, "item_id": chosen[0], "right_item_id": chosen[1], "reason": chosen[2]}
+
+
 def _with_items(assignment: Assignment) -> Assignment:
     """The new assignment with its item(s) loaded in one query, for the page that shows them."""
     ids = [assignment.item_id]
@@ -285,7 +325,6 @@ def _with_items(assignment: Assignment) -> Assignment:
     return assignment
 
 
-@transaction.atomic
 def assignment_next(
     *,
     rater: Rater,
@@ -299,6 +338,30 @@ def assignment_next(
     `tasks` is the rater's own assignments (selectors.rater_tasks), read here if not given; the
     task page passes the one it also uses for the progress bar.
     """
+    for pause in (*BUSY_RETRY_PAUSES, None):
+        try:
+            return _assignment_next(rater=rater, session=session, tasks=tasks)
+        except IntegrityError:
+            # The same rater asked twice at once (two tabs): the other request's task stands.
+            # The choice was rolled back whole (no savepoint around the insert: one round trip
+            # less on every task).
+            pending = selectors.assignment_pending_for_rater(rater=rater)
+            if pending is None:
+                raise
+            return pending
+        except _AllLocked:
+            # Rolled back, so this request holds no lock while it waits.
+            if pause is None:
+                break
+            time.sleep(pause)
+            tasks = None  # the other request may have been this rater's, in another tab
+    raise Busy("every task is being handed to someone else this moment; please try again")
+
+
+@transaction.atomic
+def _assignment_next(
+    *, rater: Rater, session: RaterSession, tasks: selectors.RaterTasks | None
+) -> Assignment | None:
     if tasks is None:
         tasks = selectors.rater_tasks(rater=rater)
     if tasks.pending_id is not None:
@@ -322,41 +385,23 @@ def assignment_next(
                 "is_attention_check": True,
                 "reason": "attention",
             }
+    all_locked = False
     if fields is None:
         items = _study_items(study)
         for kind in _kind_order(study, rng):
-            if kind == Assignment.Kind.SCORECARD:
-                pk = _choose_scorecard_item(study, rater, items, tasks)
-                if pk is not None:
-                    fields = {"kind": kind, "item_id": pk, "reason": "coverage"}
-            elif kind == Assignment.Kind.TURING:
-                pk = _choose_turing_item(study, rater, items, tasks)
-                if pk is not None:
-                    fields = {"kind": kind, "item_id": pk, "reason": "first_exposure"}
-            else:
-                chosen = _choose_pair(study, rater, items, tasks, rng)
-                if chosen is not None:
-                    fields = {
-                        "kind": kind,
-                        "item_id": chosen[0],
-                        "right_item_id": chosen[1],
-                        "reason": chosen[2],
-                    }
+            try:
+                fields = _choose_kind(kind, study, rater, items, tasks, rng)
+            except _AllLocked:
+                all_locked = True  # another kind may still be free
             if fields is not None:
                 break
     if fields is None:
+        if all_locked:
+            raise _AllLocked
         return None
-    try:
-        with transaction.atomic():
-            created = Assignment.objects.create(
-                study=study, rater=rater, session=session, position=position, **fields
-            )
-    except IntegrityError:
-        # The same rater asked twice at once (two tabs): the other request's task stands.
-        pending = selectors.assignment_pending_for_rater(rater=rater)
-        if pending is None:
-            raise
-        return pending
+    created = Assignment.objects.create(
+        study=study, rater=rater, session=session, position=position, **fields
+    )
     return _with_items(created)
 
 

@@ -41,6 +41,13 @@ class Conflict(DomainError):
     code = "conflict"
 
 
+class Busy(DomainError):
+    """Everything there is to give is held by other requests this moment; asking again works."""
+
+    status_code = 503
+    code = "busy"
+
+
 class SessionExpired(DomainError):
     status_code = 410
     code = "session_expired"

@@ -11,7 +11,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from apps.core.errors import DomainError
+from apps.core.errors import Busy, DomainError
 from apps.core.ratelimit import RateLimited
 
 logger = logging.getLogger(__name__)
@@ -51,6 +51,6 @@ class DomainErrorMiddleware:
             )
         if isinstance(exception, RateLimited):
             response["Retry-After"] = str(exception.retry_after)
-        if isinstance(exception, DatabaseUnavailable):
+        if isinstance(exception, DatabaseUnavailable | Busy):
             response["Retry-After"] = "1"
         return response

@@ -38,27 +38,41 @@ MAX_ACTIVE_MS = 6 * 60 * 60 * 1000
 _Submit = TypeVar("_Submit", bound=Callable[..., Any])
 
 
-def _atomic_ending_expired_session(func: _Submit) -> _Submit:
-    """`transaction.atomic` for a submission, except that a session past its deadline stays ended.
+_Judgment = type[ScoreResponse] | type[PairJudgment] | type[TuringJudgment]
 
-    Refusing a late answer rolls the whole submission back, and with it the session's end that
-    rater_session_check_open wrote; so the end is written again after the rollback.
+
+def _atomic_submission(model: _Judgment | None) -> Callable[[_Submit], _Submit]:
+    """`transaction.atomic` for a submission, with the two outcomes that need a fresh start:
+
+    - a session past its deadline stays ended: refusing a late answer rolls the whole
+      submission back, and with it the session's end that rater_session_check_open wrote, so
+      the end is written again after the rollback;
+    - a concurrent retry that stored the same answer first (the insert breaks a unique
+      constraint) returns that answer, as a replay. The whole submission is rolled back first;
+      no savepoint is spent on the one-in-a-million race on every answer.
     """
 
-    @functools.wraps(func)
-    def wrapper(*, rater: Rater, now: datetime | None = None, **kwargs: Any) -> Any:
-        now = now or timezone.now()
-        try:
-            with transaction.atomic():
-                return func(rater=rater, now=now, **kwargs)
-        except SessionExpired:
-            session = RaterSession.objects.filter(rater=rater).first()
-            if session is not None:
-                with suppress(SessionExpired):
-                    rater_session_check_open(session=session, now=now)
-            raise
+    def decorate(func: _Submit) -> _Submit:
+        @functools.wraps(func)
+        def wrapper(*, rater: Rater, now: datetime | None = None, **kwargs: Any) -> Any:
+            now = now or timezone.now()
+            try:
+                with transaction.atomic():
+                    return func(rater=rater, now=now, **kwargs)
+            except SessionExpired:
+                session = RaterSession.objects.filter(rater=rater).first()
+                if session is not None:
+                    with suppress(SessionExpired):
+                        rater_session_check_open(session=session, now=now)
+                raise
+            except IntegrityError:
+                if model is None:
+                    raise
+                return _after_race(model, rater, kwargs["idempotency_key"])
 
-    return wrapper  # type: ignore[return-value]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
 
 
 @dataclass(frozen=True)
@@ -194,7 +208,7 @@ def _finish(assignment: Assignment, attention_passed: bool | None = None) -> Non
         study_results_request(study_id=assignment.study_id)
 
 
-@_atomic_ending_expired_session
+@_atomic_submission(ScoreResponse)
 def score_response_submit(
     *,
     rater: Rater,
@@ -214,23 +228,19 @@ def score_response_submit(
     questions = study_questions(study=assignment.study)
     _validate_scorecard(questions, answers, active_ms)
     by_name = {q.name: q for q in questions}
-    try:
-        with transaction.atomic():
-            response = ScoreResponse.objects.create(
-                item=assignment.item, **_common(assignment, idempotency_key, active_ms, now)
-            )
-            ScoreAnswer.objects.bulk_create(
-                ScoreAnswer(
-                    response=response,
-                    question=by_name[name],
-                    value=answer.value,
-                    answered_at=now - timedelta(milliseconds=active_ms - answer.at_ms),
-                )
-                for name, answer in answers.items()
-            )
-            _finish(assignment, _attention_passed(assignment, answers))
-    except IntegrityError:
-        return _after_race(ScoreResponse, rater, idempotency_key)
+    response = ScoreResponse.objects.create(
+        item=assignment.item, **_common(assignment, idempotency_key, active_ms, now)
+    )
+    ScoreAnswer.objects.bulk_create(
+        ScoreAnswer(
+            response=response,
+            question=by_name[name],
+            value=answer.value,
+            answered_at=now - timedelta(milliseconds=active_ms - answer.at_ms),
+        )
+        for name, answer in answers.items()
+    )
+    _finish(assignment, _attention_passed(assignment, answers))
     return SubmitResult(
         response.pk,
         "scorecard",
@@ -250,7 +260,7 @@ def _after_race(
     return SubmitResult(existing.pk, kind, True)
 
 
-@_atomic_ending_expired_session
+@_atomic_submission(PairJudgment)
 def pair_judgment_submit(
     *,
     rater: Rater,
@@ -270,21 +280,17 @@ def pair_judgment_submit(
     _check_active(active_ms)
     assignment = _open_assignment(rater, assignment_id, Assignment.Kind.PAIR, now)
     assert assignment.right_item is not None  # a pair assignment always has both (database check)
-    try:
-        with transaction.atomic():
-            judgment = PairJudgment.objects.create(
-                left=assignment.item,
-                right=assignment.right_item,
-                winner=assignment.item if winner == "left" else assignment.right_item,
-                **_common(assignment, idempotency_key, active_ms, now),
-            )
-            _finish(assignment)
-    except IntegrityError:
-        return _after_race(PairJudgment, rater, idempotency_key)
+    judgment = PairJudgment.objects.create(
+        left=assignment.item,
+        right=assignment.right_item,
+        winner=assignment.item if winner == "left" else assignment.right_item,
+        **_common(assignment, idempotency_key, active_ms, now),
+    )
+    _finish(assignment)
     return SubmitResult(judgment.pk, "pair", False)
 
 
-@_atomic_ending_expired_session
+@_atomic_submission(TuringJudgment)
 def turing_judgment_submit(
     *,
     rater: Rater,
@@ -303,20 +309,16 @@ def turing_judgment_submit(
     now = now or timezone.now()
     _check_active(active_ms)
     assignment = _open_assignment(rater, assignment_id, Assignment.Kind.TURING, now)
-    try:
-        with transaction.atomic():
-            judgment = TuringJudgment.objects.create(
-                item=assignment.item,
-                guess=guess,
-                **_common(assignment, idempotency_key, active_ms, now),
-            )
-            _finish(assignment)
-    except IntegrityError:
-        return _after_race(TuringJudgment, rater, idempotency_key)
+    judgment = TuringJudgment.objects.create(
+        item=assignment.item,
+        guess=guess,
+        **_common(assignment, idempotency_key, active_ms, now),
+    )
+    _finish(assignment)
     return SubmitResult(judgment.pk, "turing", False)
 
 
-@_atomic_ending_expired_session
+@_atomic_submission(None)
 def explanation_match_submit(
     *, rater: Rater, response_id: int, verdict: str, now: datetime | None = None
 ) -> ScoreResponse:

@@ -9,14 +9,16 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from apps.assignments.models import Assignment
 from apps.assignments.services import assignment_next
+from apps.core.errors import Busy
 from apps.judgments.models import ScoreResponse
 from apps.judgments.submission import AnswerIn, score_response_submit
 from apps.raters.models import BackgroundGroup, Rater, RaterSession
 from apps.raters.services import StudyFull, rater_enroll
+from apps.studies.models import Item
 from tests.factories import ItemFactory, StudyFactory
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -184,3 +186,97 @@ def test_raters_asking_at_once_never_push_an_item_past_its_scorecard_target(
     assigned, scored = over_target()
     assert assigned == {item.pk: target for item in items}
     assert scored == {item.pk: target for item in items}
+
+
+def test_one_rater_asking_in_several_tabs_at_once_gets_one_task(
+    postgres_only, builtin_rubrics, no_aggregation
+):
+    study = StudyFactory(task_mix={"scorecard": 1.0}, attention_check_rate=0, random_seed=3)
+    for i in range(6):
+        ItemFactory(study=study, external_id=f"j{i}")
+    background = BackgroundGroup.objects.filter(study=study).values_list("code", flat=True)[0]
+    enrollment = rater_enroll(
+        study=study, background=background, age_band="25-34", consent=True, external_id="PID-tabs"
+    )
+
+    def ask(_: int) -> int:
+        task = assignment_next(rater=enrollment.rater, session=enrollment.session)
+        assert task is not None
+        return task.pk
+
+    results, errors = _in_threads(6, ask)
+    assert errors == []
+    assert len(set(results)) == 1
+    assert list(Assignment.objects.filter(rater=enrollment.rater).values_list("pk", flat=True)) == [
+        results[0]
+    ]
+
+
+def test_an_answer_and_its_retry_arriving_at_once_store_one_judgment(
+    postgres_only, builtin_rubrics, no_aggregation
+):
+    study = StudyFactory(task_mix={"scorecard": 1.0}, attention_check_rate=0, random_seed=3)
+    ItemFactory(study=study, external_id="j0")
+    background = BackgroundGroup.objects.filter(study=study).values_list("code", flat=True)[0]
+    enrollment = rater_enroll(
+        study=study, background=background, age_band="25-34", consent=True, external_id="PID-retry"
+    )
+    task = assignment_next(rater=enrollment.rater, session=enrollment.session)
+    assert task is not None
+    key = uuid.uuid4().hex
+
+    def submit(_: int) -> tuple[int, bool]:
+        result = score_response_submit(
+            rater=enrollment.rater,
+            assignment_id=task.pk,
+            idempotency_key=key,
+            answers=ANSWERS,
+            active_ms=500,
+        )
+        return result.judgment_id, result.replayed
+
+    results, errors = _in_threads(4, submit)
+    assert errors == []
+    stored = list(ScoreResponse.objects.filter(study=study).values_list("pk", flat=True))
+    assert len(stored) == 1
+    assert {judgment for judgment, _ in results} == {stored[0]}
+    assert sorted(replayed for _, replayed in results) == [False, True, True, True]
+
+
+def test_a_moment_when_every_item_is_held_by_others_is_busy_not_the_end(
+    postgres_only, builtin_rubrics, no_aggregation
+):
+    study = StudyFactory(task_mix={"scorecard": 1.0}, attention_check_rate=0, random_seed=3)
+    for i in range(3):
+        ItemFactory(study=study, external_id=f"j{i}")
+    background = BackgroundGroup.objects.filter(study=study).values_list("code", flat=True)[0]
+    enrollment = rater_enroll(
+        study=study, background=background, age_band="25-34", consent=True, external_id="PID-busy"
+    )
+    holding, release = threading.Event(), threading.Event()
+
+    def hold_every_item() -> None:
+        # Another request's transaction, holding every item's lock while it chooses.
+        try:
+            with transaction.atomic():
+                list(Item.objects.select_for_update().filter(study=study))
+                holding.set()
+                release.wait(timeout=30)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_every_item)
+    holder.start()
+    try:
+        assert holding.wait(timeout=30)
+        with pytest.raises(Busy):
+            assignment_next(rater=enrollment.rater, session=enrollment.session)
+    finally:
+        release.set()
+        holder.join(timeout=30)
+    enrollment.session.refresh_from_db()
+    assert enrollment.session.ended_at is None
+    assert not Assignment.objects.filter(rater=enrollment.rater).exists()
+    # Once the locks are gone the same request gets its task.
+    task = assignment_next(rater=enrollment.rater, session=enrollment.session)
+    assert task is not None
