@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -109,52 +110,74 @@ def _live(study: Study) -> Q:
     )
 
 
+# The two scorecard counts run on every scorecard task a rater is given. They are written in
+# SQL (portable: PostgreSQL and SQLite) because building them with the ORM cost more CPU than
+# running them; tests/assignments/test_counts.py holds them to the same counts made with the ORM.
+_LIVE_SCORECARDS = """
+    SELECT a.item_id, {group} AS grp, COUNT(*)
+    FROM {assignment} a
+    JOIN {session} s ON s.id = a.session_id
+    {rater_join}
+    WHERE a.study_id = %s AND a.kind = 'scorecard' {items}
+      AND (a.status = 'done'
+           OR (a.status = 'pending' AND s.ended_at IS NULL AND s.deadline > %s))
+    GROUP BY a.item_id{group_by}
+    UNION ALL
+    SELECT sr.item_id, {imported_group} AS grp, COUNT(*)
+    FROM {response} sr
+    {imported_rater_join}
+    WHERE sr.study_id = %s AND sr.assignment_id IS NULL {imported_items}
+    GROUP BY sr.item_id{group_by}
+"""
+
+
+def _scorecard_rows(
+    study: Study, *, by_group: bool, item_ids: list[int] | None
+) -> list[tuple[int, int | None, int]]:
+    """(item, background group or None, scorecards): live assignments plus imported scores."""
+    in_items = ""
+    params_items: list[int] = []
+    if item_ids is not None:
+        if not item_ids:
+            return []
+        in_items = "AND {alias}.item_id IN (" + ", ".join(["%s"] * len(item_ids)) + ")"
+        params_items = list(item_ids)
+    rater_table = Rater._meta.db_table
+    sql = _LIVE_SCORECARDS.format(
+        assignment=Assignment._meta.db_table,
+        session=RaterSession._meta.db_table,
+        response=ScoreResponse._meta.db_table,
+        group="r.background_id" if by_group else "NULL",
+        imported_group="r.background_id" if by_group else "NULL",
+        group_by=", r.background_id" if by_group else "",
+        rater_join=f"JOIN {rater_table} r ON r.id = a.rater_id" if by_group else "",
+        imported_rater_join=f"JOIN {rater_table} r ON r.id = sr.rater_id" if by_group else "",
+        items=in_items.format(alias="a"),
+        imported_items=in_items.format(alias="sr"),
+    )
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    params = [study.pk, *params_items, now, study.pk, *params_items]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [(int(item), group, int(n)) for item, group, n in cursor.fetchall()]
+
+
 def scorecard_counts(*, study: Study) -> tuple[Counter[int], dict[int, Counter[int]]]:
-    """Scorecards per item, in total and per background group of the rater."""
+    """Scorecards per item, in total and per background group of the rater: answered or still
+    open in a live session, plus scores imported from elsewhere (they count toward targets)."""
     total: Counter[int] = Counter()
     by_group: dict[int, Counter[int]] = defaultdict(Counter)
-    assignments = Assignment.objects.filter(study=study, kind=Assignment.Kind.SCORECARD)
-    responses = ScoreResponse.objects.filter(study=study, assignment__isnull=True)
-    # Counted by the database: one row per (item, group), not one per scorecard.
-    rows = (
-        assignments.filter(_live(study))
-        .values("item_id", "rater__background_id")
-        .annotate(n=Count("pk"))
-        .values_list("item_id", "rater__background_id", "n")
-    )
-    # Judgments imported from elsewhere have no assignment but count toward the targets too.
-    imported = (
-        responses.values("item_id", "rater__background_id")
-        .annotate(n=Count("pk"))
-        .values_list("item_id", "rater__background_id", "n")
-    )
-    for item_id, group_id, n in rows.order_by().union(imported.order_by(), all=True):
+    for item_id, group_id, n in _scorecard_rows(study, by_group=True, item_ids=None):
         total[item_id] += n
-        by_group[group_id][item_id] += n
+        by_group[group_id][item_id] += n  # type: ignore[index]
     return total, by_group
 
 
 def scorecard_totals(*, study: Study, item_ids: Collection[int]) -> Counter[int]:
     """Scorecards per item of `item_ids`, in total: the re-count under the lock, which needs no
     groups and so no join to the raters."""
-    ids = list(item_ids)
-    assigned = (
-        Assignment.objects.filter(study=study, kind=Assignment.Kind.SCORECARD, item_id__in=ids)
-        .filter(_live(study))
-        .order_by()
-        .values("item_id")
-        .annotate(n=Count("pk"))
-        .values_list("item_id", "n")
-    )
-    imported = (
-        ScoreResponse.objects.filter(study=study, assignment__isnull=True, item_id__in=ids)
-        .order_by()
-        .values("item_id")
-        .annotate(n=Count("pk"))
-        .values_list("item_id", "n")
-    )
     counts: Counter[int] = Counter()
-    for item_id, n in assigned.union(imported, all=True):
+    for item_id, _, n in _scorecard_rows(study, by_group=False, item_ids=list(item_ids)):
         counts[item_id] += n
     return counts
 

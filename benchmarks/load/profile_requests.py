@@ -101,6 +101,8 @@ class Recorder:
                 f"{statistics.median(c for _, _, c in rows):>8.1f}"
             )
         if self.profile_kind:
+            if os.environ.get("PROFILE_DUMP"):
+                self.profiler.dump_stats(os.environ["PROFILE_DUMP"])
             out = io.StringIO()
             pstats.Stats(self.profiler, stream=out).sort_stats(
                 os.environ.get("PROFILE_SORT", "cumulative")

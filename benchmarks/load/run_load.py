@@ -184,6 +184,7 @@ class Answer:
     latency_ms: float
     replayed: bool = False
     retries: int = 0
+    at_s: float = 0.0  # when the answer was sent, in seconds from the start of the phase
 
 
 @dataclass
@@ -225,11 +226,19 @@ def _task_payload(kind: str, page: str, rng: random.Random) -> tuple[str, dict[s
 
 
 async def run_rater(
-    index: int, port: int, think_ms: float, timeout: float, max_tasks: int
+    index: int,
+    port: int,
+    think_ms: float,
+    timeout: float,
+    max_tasks: int,
+    arrive_s: float = 0.0,
+    phase_start: float = 0.0,
 ) -> RaterResult:
     rng = random.Random(index)
     result = RaterResult(index)
     client = Client(port, timeout)
+    if arrive_s:
+        await asyncio.sleep(arrive_s)
     try:
         entry = f"/s/{SLUG}/"
         started = time.perf_counter()
@@ -283,6 +292,7 @@ async def run_rater(
                 "X-CSRFToken": client.cookies.get("csrftoken", ""),
             }
             t0 = time.perf_counter()
+            sent_at = t0 - phase_start
             retries = 0
             while True:
                 # As rater.js does: a lost connection or a 5xx is retried with the same key.
@@ -295,7 +305,7 @@ async def run_rater(
                     await asyncio.sleep(0.2 * retries)
                     continue
                 break
-            answer = Answer(index, kind, key, posted.status, 0.0, retries=retries)
+            answer = Answer(index, kind, key, posted.status, 0.0, retries=retries, at_s=sent_at)
             if not 200 <= posted.status < 300:
                 answer.latency_ms = (time.perf_counter() - t0) * 1000
                 result.answers.append(answer)
@@ -317,8 +327,18 @@ async def run_rater(
 
 async def run_client(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
+    # Raters arrive spread evenly over the ramp (all at once without one), as people clicking a
+    # study link over the first minutes; every one of them is then in a session at the same time.
     raters = [
-        run_rater(args.offset + i, args.port, args.think_ms, args.request_timeout, args.max_tasks)
+        run_rater(
+            args.offset + i,
+            args.port,
+            args.think_ms,
+            args.request_timeout,
+            args.max_tasks,
+            arrive_s=args.ramp_s * i / max(1, args.raters),
+            phase_start=started,
+        )
         for i in range(args.raters)
     ]
     results = await asyncio.wait_for(asyncio.gather(*raters), args.phase_timeout)
@@ -440,6 +460,8 @@ def _phase(args: argparse.Namespace, port: int, raters: int, offset: int, out: P
         str(offset),
         "--think-ms",
         str(args.think_ms),
+        "--ramp-s",
+        str(args.ramp_s),
         "--max-tasks",
         str(args.tasks * 2 + 5),
         "--phase-timeout",
@@ -475,6 +497,13 @@ def _phase(args: argparse.Namespace, port: int, raters: int, offset: int, out: P
         "replayed": sum(a["replayed"] for a in ok),
         "retries": sum(a["retries"] for a in answers),
         "connections": sum(r["connects"] for r in data["raters"]),
+        "p99_by_minute": [
+            round(
+                _percentile([a["latency_ms"] for a in ok if m * 60 <= a["at_s"] < m * 60 + 60], 99),
+                1,
+            )
+            for m in range(int(max((a["at_s"] for a in ok), default=0) // 60) + 1)
+        ],
         "by_kind_p99": {
             kind: round(_percentile([a["latency_ms"] for a in ok if a["kind"] == kind], 99), 1)
             for kind in sorted({a["kind"] for a in ok})
@@ -493,6 +522,7 @@ def _print_phase(name: str, s: dict[str, Any]) -> None:
         f"retries {s['retries']}; connections {s['connections']}"
     )
     print(f"{'':>9}  p99 by kind {s['by_kind_p99']}; enrolment p99 {s['enroll_p99']:.1f} ms")
+    print(f"{'':>9}  p99 by minute of the phase {s['p99_by_minute']}")
     for sample in s["rater_error_samples"]:
         print(f"{'':>9}  ! {sample}")
 
@@ -596,6 +626,9 @@ def main() -> int:
     parser.add_argument("--baseline", type=int, default=10, help="raters in the baseline phase")
     parser.add_argument("--tasks", type=int, default=20, help="tasks per session")
     parser.add_argument("--think-ms", type=float, default=0.0, help="mean pause before answers")
+    parser.add_argument(
+        "--ramp-s", type=float, default=0.0, help="seconds over which the raters arrive"
+    )
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--phase-timeout", type=float, default=600.0)
