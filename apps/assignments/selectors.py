@@ -113,17 +113,17 @@ def _live(study: Study) -> Q:
 # The two scorecard counts run on every scorecard task a rater is given. They are written in
 # SQL (portable: PostgreSQL and SQLite) because building them with the ORM cost more CPU than
 # running them; tests/assignments/test_counts.py holds them to the same counts made with the ORM.
+# The assignment half is `_live` above, as SQL.
 _LIVE_SCORECARDS = """
     SELECT a.item_id, {group} AS grp, COUNT(*)
     FROM {assignment} a
     JOIN {session} s ON s.id = a.session_id
     {rater_join}
-    WHERE a.study_id = %s AND a.kind = 'scorecard' {items}
-      AND (a.status = 'done'
-           OR (a.status = 'pending' AND s.ended_at IS NULL AND s.deadline > %s))
+    WHERE a.study_id = %s AND a.kind = %s {items}
+      AND (a.status = %s OR (a.status = %s AND s.ended_at IS NULL AND s.deadline > %s))
     GROUP BY a.item_id{group_by}
     UNION ALL
-    SELECT sr.item_id, {imported_group} AS grp, COUNT(*)
+    SELECT sr.item_id, {group} AS grp, COUNT(*)
     FROM {response} sr
     {imported_rater_join}
     WHERE sr.study_id = %s AND sr.assignment_id IS NULL {imported_items}
@@ -148,7 +148,6 @@ def _scorecard_rows(
         session=RaterSession._meta.db_table,
         response=ScoreResponse._meta.db_table,
         group="r.background_id" if by_group else "NULL",
-        imported_group="r.background_id" if by_group else "NULL",
         group_by=", r.background_id" if by_group else "",
         rater_join=f"JOIN {rater_table} r ON r.id = a.rater_id" if by_group else "",
         imported_rater_join=f"JOIN {rater_table} r ON r.id = sr.rater_id" if by_group else "",
@@ -156,7 +155,9 @@ def _scorecard_rows(
         imported_items=in_items.format(alias="sr"),
     )
     now = connection.ops.adapt_datetimefield_value(timezone.now())
-    params = [study.pk, *params_items, now, study.pk, *params_items]
+    live = [Assignment.Status.DONE.value, Assignment.Status.PENDING.value, now]
+    kind = Assignment.Kind.SCORECARD.value
+    params = [study.pk, kind, *params_items, *live, study.pk, *params_items]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [(int(item), group, int(n)) for item, group, n in cursor.fetchall()]
@@ -226,7 +227,6 @@ def pair_counts(*, study: Study) -> tuple[Counter[int], dict[int, set[int]]]:
     return appearances, opponents
 
 
-def session_progress(*, session: RaterSession, planned: int) -> tuple[int, int]:
-    """(done, planned) tasks for the progress bar."""
-    done = Assignment.objects.filter(session=session, status=Assignment.Status.DONE).count()
-    return done, max(planned, done)
+def session_done_count(*, session: RaterSession) -> int:
+    """Tasks answered in this session, for the progress bar."""
+    return Assignment.objects.filter(session=session, status=Assignment.Status.DONE).count()

@@ -346,15 +346,15 @@ def assignment_next(
             # The choice was rolled back whole (no savepoint around the insert: one round trip
             # less on every task).
             pending = selectors.assignment_pending_for_rater(rater=rater)
-            if pending is None:
-                raise
-            return pending
+            if pending is not None:
+                return pending
+            # The other tab's task was already answered: choose again, from a fresh view.
         except _AllLocked:
-            # Rolled back, so this request holds no lock while it waits.
-            if pause is None:
-                break
-            time.sleep(pause)
-            tasks = None  # the other request may have been this rater's, in another tab
+            pass  # rolled back, so this request holds no lock while it waits
+        if pause is None:
+            break
+        time.sleep(pause)
+        tasks = None  # the other request may have been this rater's, in another tab
     raise Busy("every task is being handed to someone else this moment; please try again")
 
 

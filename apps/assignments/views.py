@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.utils.translation import get_language
 
 from apps.assignments.models import Assignment
-from apps.assignments.selectors import rater_tasks, session_progress
+from apps.assignments.selectors import rater_tasks, session_done_count
 from apps.assignments.services import assignment_next
 from apps.core.errors import NotFound, SessionExpired
 from apps.judgments.models import ScoreResponse
@@ -141,9 +141,7 @@ def explanation_page(request: HttpRequest, slug: str, response_id: int) -> HttpR
         "response_id": response.pk,
         "item": _item_view(response.item),
         "explanation": response.item.explanation,
-        "session": _session_context(
-            study, session, session_progress(session=session, planned=0)[0]
-        ),
+        "session": _session_context(study, session, session_done_count(session=session)),
         "end_url": reverse("raters:end", args=[study.slug]),
     }
     return render(request, "assignments/explanation.html", context)

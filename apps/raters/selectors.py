@@ -50,7 +50,7 @@ def rater_and_session_for_request(
     *, request: HttpRequest, study: Study
 ) -> tuple[Rater, RaterSession]:
     """The browser's rater in this study and their session, in one query (the task page's)."""
-    rater_id = request.session.get(_SESSION_KEY.format(study_id=study.pk))
+    rater_id = request.session.get(rater_session_entry(study=study))
     session = (
         RaterSession.objects.select_related("rater")
         .filter(rater_id=rater_id, rater__study=study)

@@ -7,7 +7,6 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.db.models import Max
 from django.test import Client
 
 from apps.assignments.models import Assignment
@@ -23,7 +22,7 @@ from apps.judgments.submission import (
 from apps.raters.models import Rater, RaterSession
 from apps.raters.services import rater_enroll, rater_session_check_open
 from apps.studies.models import Item, Study
-from tests.factories import ItemFactory, StudyFactory
+from tests.factories import AssignmentFactory, ItemFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -116,18 +115,8 @@ def _given(
     status: str = Assignment.Status.DONE,
 ) -> Assignment:
     """A task this rater was already given, as history for the rules to take into account."""
-    position = (
-        Assignment.objects.filter(session=session).aggregate(m=Max("position"))["m"] or 0
-    ) + 1
-    return Assignment.objects.create(
-        study=rater.study,
-        rater=rater,
-        session=session,
-        kind=kind,
-        item=item,
-        right_item=right_item,
-        status=status,
-        position=position,
+    return AssignmentFactory(
+        session=session, rater=rater, item=item, kind=kind, right_item=right_item, status=status
     )
 
 

@@ -17,7 +17,7 @@ from apps.core.errors import Busy
 from apps.judgments.models import ScoreResponse
 from apps.judgments.submission import AnswerIn, score_response_submit
 from apps.raters.models import BackgroundGroup, Rater, RaterSession
-from apps.raters.services import StudyFull, rater_enroll
+from apps.raters.services import Enrollment, StudyFull, rater_enroll
 from apps.studies.models import Item
 from tests.factories import ItemFactory, StudyFactory
 
@@ -188,16 +188,20 @@ def test_raters_asking_at_once_never_push_an_item_past_its_scorecard_target(
     assert scored == {item.pk: target for item in items}
 
 
+def _one_rater_in_a_scorecard_study(*, items: int, external_id: str) -> Enrollment:
+    study = StudyFactory(task_mix={"scorecard": 1.0}, attention_check_rate=0, random_seed=3)
+    for i in range(items):
+        ItemFactory(study=study, external_id=f"j{i}")
+    background = BackgroundGroup.objects.filter(study=study).values_list("code", flat=True)[0]
+    return rater_enroll(
+        study=study, background=background, age_band="25-34", consent=True, external_id=external_id
+    )
+
+
 def test_one_rater_asking_in_several_tabs_at_once_gets_one_task(
     postgres_only, builtin_rubrics, no_aggregation
 ):
-    study = StudyFactory(task_mix={"scorecard": 1.0}, attention_check_rate=0, random_seed=3)
-    for i in range(6):
-        ItemFactory(study=study, external_id=f"j{i}")
-    background = BackgroundGroup.objects.filter(study=study).values_list("code", flat=True)[0]
-    enrollment = rater_enroll(
-        study=study, background=background, age_band="25-34", consent=True, external_id="PID-tabs"
-    )
+    enrollment = _one_rater_in_a_scorecard_study(items=6, external_id="PID-tabs")
 
     def ask(_: int) -> int:
         task = assignment_next(rater=enrollment.rater, session=enrollment.session)
@@ -215,12 +219,8 @@ def test_one_rater_asking_in_several_tabs_at_once_gets_one_task(
 def test_an_answer_and_its_retry_arriving_at_once_store_one_judgment(
     postgres_only, builtin_rubrics, no_aggregation
 ):
-    study = StudyFactory(task_mix={"scorecard": 1.0}, attention_check_rate=0, random_seed=3)
-    ItemFactory(study=study, external_id="j0")
-    background = BackgroundGroup.objects.filter(study=study).values_list("code", flat=True)[0]
-    enrollment = rater_enroll(
-        study=study, background=background, age_band="25-34", consent=True, external_id="PID-retry"
-    )
+    enrollment = _one_rater_in_a_scorecard_study(items=1, external_id="PID-retry")
+    study = enrollment.rater.study
     task = assignment_next(rater=enrollment.rater, session=enrollment.session)
     assert task is not None
     key = uuid.uuid4().hex
@@ -246,13 +246,8 @@ def test_an_answer_and_its_retry_arriving_at_once_store_one_judgment(
 def test_a_moment_when_every_item_is_held_by_others_is_busy_not_the_end(
     postgres_only, builtin_rubrics, no_aggregation
 ):
-    study = StudyFactory(task_mix={"scorecard": 1.0}, attention_check_rate=0, random_seed=3)
-    for i in range(3):
-        ItemFactory(study=study, external_id=f"j{i}")
-    background = BackgroundGroup.objects.filter(study=study).values_list("code", flat=True)[0]
-    enrollment = rater_enroll(
-        study=study, background=background, age_band="25-34", consent=True, external_id="PID-busy"
-    )
+    enrollment = _one_rater_in_a_scorecard_study(items=3, external_id="PID-busy")
+    study = enrollment.rater.study
     holding, release = threading.Event(), threading.Event()
 
     def hold_every_item() -> None:

@@ -13,9 +13,10 @@ from django.utils import timezone
 from apps.assignments.models import Assignment
 from apps.assignments.selectors import scorecard_counts, scorecard_totals
 from apps.judgments.models import ScoreResponse
-from apps.raters.models import Rater, RaterSession
-from apps.studies.models import Item, Study
+from apps.raters.models import RaterSession
+from apps.studies.models import Study
 from tests.factories import (
+    AssignmentFactory,
     ItemFactory,
     RaterFactory,
     RaterSessionFactory,
@@ -24,20 +25,6 @@ from tests.factories import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-def _claim(
-    rater: Rater, session: RaterSession, item: Item, position: int, status: str, kind="scorecard"
-) -> None:
-    Assignment.objects.create(
-        study=rater.study,
-        rater=rater,
-        session=session,
-        kind=kind,
-        status=status,
-        item=item,
-        position=position,
-    )
 
 
 def _by_hand(study: Study) -> tuple[Counter[int], dict[int, Counter[int]]]:
@@ -77,10 +64,10 @@ def test_scorecard_counts_equal_the_counts_made_row_by_row(builtin_rubrics):
                 started_at=now - timedelta(hours=2), deadline=now - timedelta(hours=1)
             )
         session.refresh_from_db()
-        for position, item in enumerate(items[: 1 + n % 4], start=1):
-            _claim(rater, session, item, position, "done")
-        _claim(rater, session, items[4], 9, "pending" if n % 3 else "expired")
-        _claim(rater, session, items[n % 4], 10, "done", kind="turing")
+        for item in items[: 1 + n % 4]:
+            AssignmentFactory(session=session, item=item)
+        AssignmentFactory(session=session, item=items[4], status="pending" if n % 3 else "expired")
+        AssignmentFactory(session=session, item=items[n % 4], kind="turing")
         # Imported scores (no assignment) count too.
         ScoreResponseFactory(session=session, item=items[n % 2])
     # Another study's claims and scores must not leak in.
@@ -88,7 +75,7 @@ def test_scorecard_counts_equal_the_counts_made_row_by_row(builtin_rubrics):
     other_item = ItemFactory(study=other)
     other_rater = RaterFactory(study=other)
     other_session = RaterSessionFactory(rater=other_rater)
-    _claim(other_rater, other_session, other_item, 1, "done")
+    AssignmentFactory(session=other_session, item=other_item)
     ScoreResponseFactory(session=other_session, item=other_item)
 
     total, by_group = scorecard_counts(study=study)

@@ -6,8 +6,10 @@ import uuid
 from datetime import timedelta
 
 import factory
+from django.db.models import Max
 from django.utils import timezone
 
+from apps.assignments.models import Assignment
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
 from apps.raters.models import DEFAULT_BACKGROUNDS, BackgroundGroup, Rater, RaterSession
 from apps.studies.models import Item, Question, Rubric, Study
@@ -112,3 +114,23 @@ class TuringJudgmentFactory(factory.django.DjangoModelFactory):
     item = factory.SubFactory(ItemFactory, study=factory.SelfAttribute("..study"))
     guess = TuringJudgment.Guess.AI
     idempotency_key = factory.LazyFunction(lambda: uuid.uuid4().hex)
+
+
+class AssignmentFactory(factory.django.DjangoModelFactory):
+    """A task given to a rater, answered unless told otherwise, after the session's last one."""
+
+    class Meta:
+        model = Assignment
+
+    session = factory.SubFactory(RaterSessionFactory)
+    rater = factory.SelfAttribute("session.rater")
+    study = factory.SelfAttribute("rater.study")
+    kind = Assignment.Kind.SCORECARD
+    status = Assignment.Status.DONE
+    item = factory.SubFactory(ItemFactory, study=factory.SelfAttribute("..study"))
+    position = factory.LazyAttribute(
+        lambda o: (
+            (Assignment.objects.filter(session=o.session).aggregate(m=Max("position"))["m"] or 0)
+            + 1
+        )
+    )
