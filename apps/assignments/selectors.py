@@ -18,14 +18,21 @@ from apps.studies.models import Study
 
 
 def assignment_get_for_rater(*, rater: Rater, assignment_id: int) -> Assignment:
-    """The rater's own assignment; someone else's looks exactly like a missing one (404)."""
+    """The rater's own assignment, with its (left) item and session; someone else's looks
+    exactly like a missing one (404).
+
+    Its study is the rater's, as the caller read it (with the rubric): joining the study again
+    cost more than the rest of the query on every answer.
+    """
     assignment = (
-        Assignment.objects.select_related("item", "right_item", "session", "study")
+        Assignment.objects.select_related("item", "session")
         .filter(pk=assignment_id, rater=rater)
         .first()
     )
     if assignment is None:
         raise NotFound("no such task for you", field="assignment")
+    if assignment.study_id == rater.study_id:
+        assignment.study = rater.study
     return assignment
 
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 import hashlib
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
 import numpy as np
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.assignments import selectors
@@ -63,15 +63,47 @@ def _tiebreak(study: Study, rater: Rater, item_key: str) -> str:
     ).hexdigest()
 
 
-def _lock_first(ids: Sequence[int]) -> list[int]:
-    """The subset of `ids` this transaction could lock now, in the given order."""
-    locked = set(
-        Item.objects.select_for_update(skip_locked=True)
-        .filter(pk__in=list(ids))
-        .order_by()
-        .values_list("pk", flat=True)
-    )
+def _lock(ids: Sequence[int], *, first_only: bool = False) -> list[int]:
+    """Of `ids`, in the given order, those this transaction could lock now; with `first_only`,
+    just the first one that is free.
+
+    FOR NO KEY UPDATE, not FOR UPDATE: a submission's insert that refers to the item checks its
+    foreign key with a KEY SHARE lock, which FOR UPDATE would make wait for this whole choice
+    (and each choice used to hold a dozen items). Only the item(s) given out are locked.
+
+    Written in SQL: it runs on every task page, and building it with the ORM (a CASE per
+    candidate for the order) cost ten times more than running it. SQLite has no row locks;
+    there a write transaction is IMMEDIATE and already holds the whole database.
+    """
+    if not ids:
+        return []
+    if not connection.features.has_select_for_update_skip_locked:
+        return list(ids[:1]) if first_only else list(ids)
+    lock = connection.ops.for_update_sql(skip_locked=True, no_key=True)
+    # ORDER BY + LIMIT 1 with SKIP LOCKED: the database locks the first free row in rank order
+    # and stops there.
+    order = "ORDER BY array_position(%s, id) LIMIT 1" if first_only else ""
+    sql = f"SELECT id FROM {Item._meta.db_table} WHERE id = ANY(%s) {order} {lock}"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [list(ids), list(ids)] if first_only else [list(ids)])
+        locked = {row[0] for row in cursor.fetchall()}
     return [pk for pk in ids if pk in locked]
+
+
+def _first_below_target(ids: Sequence[int], below: Callable[[int], bool]) -> int | None:
+    """The first of `ids` (in rank order) that this transaction locks and that is still below
+    its target, re-counted under the lock: another rater may have taken the last place since
+    the ranking was read. Raises _AllLocked when every remaining candidate is locked."""
+    remaining = list(ids)
+    while remaining:
+        locked = _lock(remaining, first_only=True)
+        if not locked:
+            raise _AllLocked
+        pk = locked[0]
+        if below(pk):
+            return pk
+        remaining = remaining[remaining.index(pk) + 1 :]
+    return None
 
 
 class _Candidate(NamedTuple):
@@ -100,8 +132,7 @@ def _choose_scorecard_item(
     target = study.target_scorecards_per_item
     n_groups = max(1, BackgroundGroup.objects.filter(study=study).count())
     per_group_target = -(-target // n_groups)
-    all_locked = False
-    for _ in range(2):  # a second pass if the locked candidates were full by now
+    for _ in range(2):  # a second, fresh ranking if every candidate filled up meanwhile
         total, by_group = selectors.scorecard_counts(study=study)
         mine: Counter[int] = by_group.get(rater.background_id, Counter())
         ranked = sorted(
@@ -116,16 +147,12 @@ def _choose_scorecard_item(
         )
         if not ranked:
             return None
-        locked = _lock_first([row[3] for row in ranked[:CANDIDATES_PER_LOCK]])
-        all_locked = not locked
-        if locked:
-            # Counts re-read under the lock: another rater may have taken the last place.
-            fresh_total = selectors.scorecard_totals(study=study, item_ids=locked)
-            for pk in locked:
-                if fresh_total[pk] < target:
-                    return pk
-    if all_locked:
-        raise _AllLocked
+        chosen = _first_below_target(
+            [row[3] for row in ranked[:CANDIDATES_PER_LOCK]],
+            lambda pk: selectors.scorecard_totals(study=study, item_ids=[pk])[pk] < target,
+        )
+        if chosen is not None:
+            return chosen
     return None
 
 
@@ -140,13 +167,10 @@ def _choose_turing_item(
         for item in items
         if item.pk not in seen and counts[item.pk] < target
     )
-    if not ranked:
-        return None
-    locked = _lock_first([row[2] for row in ranked[:CANDIDATES_PER_LOCK]])
-    if not locked:
-        raise _AllLocked
-    fresh = selectors.turing_counts(study=study, item_ids=locked)
-    return next((pk for pk in locked if fresh[pk] < target), None)
+    return _first_below_target(
+        [row[2] for row in ranked[:CANDIDATES_PER_LOCK]],
+        lambda pk: selectors.turing_counts(study=study, item_ids=[pk])[pk] < target,
+    )
 
 
 def _pair_need(
@@ -259,7 +283,7 @@ def _choose_pair(
     else:
         return None
     for a, b in ranked[:CANDIDATES_PER_LOCK]:
-        if len(_lock_first([a, b])) == 2:
+        if len(_lock([a, b])) == 2:
             left, right = (a, b) if rng.random() < 0.5 else (b, a)
             return left, right, reason
     if ranked:

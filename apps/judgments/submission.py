@@ -279,11 +279,12 @@ def pair_judgment_submit(
     now = now or timezone.now()
     _check_active(active_ms)
     assignment = _open_assignment(rater, assignment_id, Assignment.Kind.PAIR, now)
-    assert assignment.right_item is not None  # a pair assignment always has both (database check)
+    right_id = assignment.right_item_id
+    assert right_id is not None  # a pair assignment always has both (database check)
     judgment = PairJudgment.objects.create(
         left=assignment.item,
-        right=assignment.right_item,
-        winner=assignment.item if winner == "left" else assignment.right_item,
+        right_id=right_id,
+        winner_id=assignment.item_id if winner == "left" else right_id,
         **_common(assignment, idempotency_key, active_ms, now),
     )
     _finish(assignment)

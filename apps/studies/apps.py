@@ -23,6 +23,9 @@ class StudiesConfig(AppConfig):
     verbose_name = "Studies"
 
     def ready(self) -> None:
+        from apps.studies import signals
+
+        signals.connect()
         post_migrate.connect(
             _install_builtin_rubrics, sender=self, dispatch_uid="studies.builtin_rubrics"
         )

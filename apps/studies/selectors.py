@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.contrib.auth.models import AnonymousUser, User
 from django.db.models import QuerySet
 
@@ -20,13 +22,27 @@ def study_items(*, study: Study) -> QuerySet[Item]:
     return Item.objects.filter(study=study).order_by("external_id")
 
 
+# A rubric's questions, per process, under the rubric's last change: every scorecard shown and
+# every one submitted needs them (two queries), and they change only when someone edits the
+# rubric. Saving or deleting a question, or changing its prerequisites, bumps the rubric's
+# `updated_at` (apps/studies/signals.py), and the study is read with its rubric on every request,
+# so a stale entry is never used. Entries are shared between threads: callers must not mutate them.
+_QUESTIONS: dict[int, tuple[datetime, tuple[Question, ...]]] = {}
+
+
 def study_questions(*, study: Study) -> list[Question]:
     """The rubric's questions in scorecard order, with their 'answered after' prerequisites."""
-    return list(
-        Question.objects.filter(rubric_id=study.rubric_id)
+    rubric = study.rubric
+    cached = _QUESTIONS.get(rubric.pk)
+    if cached is not None and cached[0] == rubric.updated_at:
+        return list(cached[1])
+    questions = tuple(
+        Question.objects.filter(rubric_id=rubric.pk)
         .prefetch_related("answered_after")
         .order_by("position")
     )
+    _QUESTIONS[rubric.pk] = (rubric.updated_at, questions)
+    return list(questions)
 
 
 def study_for_raters(*, slug: str) -> Study:

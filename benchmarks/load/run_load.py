@@ -527,6 +527,11 @@ def _print_phase(name: str, s: dict[str, Any]) -> None:
         print(f"{'':>9}  ! {sample}")
 
 
+# Method, path, status and the server's own time for the request in milliseconds: set beside
+# the client's latencies, it tells time spent in Django from time spent queueing before it.
+ACCESS_FORMAT = "%(m)s %(U)s %(s)s %(M)s"
+
+
 def orchestrate(args: argparse.Namespace) -> int:
     env = _env()
     work = Path(tempfile.mkdtemp(prefix="laughlab-load-"))
@@ -554,11 +559,16 @@ def orchestrate(args: argparse.Namespace) -> int:
                 "--workers",
                 str(args.workers),
                 "--worker-class",
-                "gthread",
+                args.worker_class,
                 "--threads",
                 str(args.threads),
                 "--log-level",
                 "warning",
+                *(
+                    ["--access-logfile", str(args.access_log), "--access-logformat", ACCESS_FORMAT]
+                    if args.access_log
+                    else []
+                ),
             ],
             cwd=ROOT,
             env=env,
@@ -566,7 +576,7 @@ def orchestrate(args: argparse.Namespace) -> int:
         _wait_ready(port, time.time() + 60)
         print(
             f"gunicorn pid {server.pid} on {HOST}:{port}, {args.workers} workers x "
-            f"{args.threads} threads (gthread); {os.cpu_count()} CPUs; "
+            f"{args.threads} threads ({args.worker_class}); {os.cpu_count()} CPUs; "
             f"think time {args.think_ms} ms; {args.tasks} tasks per session"
         )
         phases: dict[str, dict[str, Any]] = {}
@@ -631,6 +641,10 @@ def main() -> int:
     )
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument(
+        "--access-log", type=Path, help="gunicorn's log of each request's server time (ms)"
+    )
+    parser.add_argument("--worker-class", default="gthread", choices=["gthread", "sync"])
     parser.add_argument("--phase-timeout", type=float, default=600.0)
     parser.add_argument("--request-timeout", type=float, default=60.0)
     # Client-process options.

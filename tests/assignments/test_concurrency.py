@@ -275,3 +275,61 @@ def test_a_moment_when_every_item_is_held_by_others_is_busy_not_the_end(
     # Once the locks are gone the same request gets its task.
     task = assignment_next(rater=enrollment.rater, session=enrollment.session)
     assert task is not None
+
+
+def test_a_task_choice_holds_only_the_item_it_gives_and_lets_answers_about_it_in(
+    postgres_only, builtin_rubrics, no_aggregation
+):
+    enrollment = _one_rater_in_a_scorecard_study(items=4, external_id="PID-lock")
+    study = enrollment.rater.study
+    background = enrollment.rater.background.code
+    other = rater_enroll(
+        study=study, background=background, age_band="25-34", consent=True, external_id="PID-b"
+    )
+    chosen: list[int] = []
+    holding, release = threading.Event(), threading.Event()
+
+    def choose_and_hold() -> None:
+        # A task page's transaction, kept open after its choice as a slow request would.
+        try:
+            with transaction.atomic():
+                task = assignment_next(rater=enrollment.rater, session=enrollment.session)
+                assert task is not None
+                chosen.append(task.item_id)
+                holding.set()
+                release.wait(timeout=30)
+        finally:
+            connection.close()
+
+    chooser = threading.Thread(target=choose_and_hold)
+    chooser.start()
+    try:
+        assert holding.wait(timeout=30)
+        with transaction.atomic():
+            # Every other candidate is free for other raters' choices...
+            free = set(
+                Item.objects.select_for_update(skip_locked=True, no_key=True)
+                .filter(study=study)
+                .values_list("pk", flat=True)
+            )
+            assert free == set(Item.objects.filter(study=study).values_list("pk", flat=True)) - {
+                chosen[0]
+            }
+        with transaction.atomic():
+            # ...and a write that refers to the chosen item (its foreign-key check takes a
+            # KEY SHARE lock) goes through at once instead of waiting for the choice to commit.
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '2s'")
+            Assignment.objects.create(
+                study=study,
+                rater=other.rater,
+                session=other.session,
+                kind=Assignment.Kind.SCORECARD,
+                item_id=chosen[0],
+                position=1,
+                reason="coverage",
+            )
+    finally:
+        release.set()
+        chooser.join(timeout=30)
+    assert Assignment.objects.filter(item_id=chosen[0]).count() == 2

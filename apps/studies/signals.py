@@ -1,0 +1,43 @@
+"""Edits to a rubric's questions mark the rubric as changed.
+
+`selectors.study_questions` keeps each rubric's questions per process under the rubric's
+`updated_at`; these receivers make every change to a question (the admin's forms, a shell)
+move that stamp, so no process keeps serving the old questions. Bulk `QuerySet.update()` on
+questions sends no signal: save the question, or touch its rubric, instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models.signals import m2m_changed, post_delete, post_save
+from django.utils import timezone
+
+from apps.studies.models import Question, Rubric
+
+
+def _touch_rubric(rubric_id: int | None) -> None:
+    if rubric_id is not None:
+        Rubric.objects.filter(pk=rubric_id).update(updated_at=timezone.now())
+
+
+def _question_saved_or_deleted(sender: type[Question], instance: Question, **kwargs: Any) -> None:
+    if not kwargs.get("raw"):
+        _touch_rubric(instance.rubric_id)
+
+
+def _prerequisites_changed(sender: Any, instance: Any, action: str, **kwargs: Any) -> None:
+    if action.startswith("post_") and isinstance(instance, Question):
+        _touch_rubric(instance.rubric_id)
+
+
+def connect() -> None:
+    post_save.connect(_question_saved_or_deleted, sender=Question, dispatch_uid="question_saved")
+    post_delete.connect(
+        _question_saved_or_deleted, sender=Question, dispatch_uid="question_deleted"
+    )
+    m2m_changed.connect(
+        _prerequisites_changed,
+        sender=Question.answered_after.through,
+        dispatch_uid="question_prerequisites",
+    )
