@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Q
 from django.utils import timezone
 
 from apps.assignments.models import Assignment
@@ -108,66 +108,64 @@ def rater_tasks(*, rater: Rater) -> RaterTasks:
     return RaterTasks(tuple(_Task(*row) for row in rows))
 
 
-def _live(study: Study) -> Q:
-    """Assignments that count toward targets: answered, or still open in a live session."""
-    return Q(status=Assignment.Status.DONE) | Q(
-        status=Assignment.Status.PENDING,
-        session__ended_at__isnull=True,
-        session__deadline__gt=timezone.now(),
-    )
-
-
-# The two scorecard counts run on every scorecard task a rater is given. They are written in
-# SQL (portable: PostgreSQL and SQLite) because building them with the ORM cost more CPU than
-# running them; tests/assignments/test_counts.py holds them to the same counts made with the ORM.
-# The assignment half is `_live` above, as SQL.
-_LIVE_SCORECARDS = """
-    SELECT a.item_id, {group} AS grp, COUNT(*)
+# The target counts run on every task a rater is given. They are written in SQL (portable:
+# PostgreSQL and SQLite) because building them with the ORM cost several times more CPU than
+# running them; tests/assignments/test_counts.py holds each to the same counts made row by row.
+# The assignment half counts the claims on an item: tasks answered, or still open in a live
+# session (not ended, deadline ahead). The imported half counts judgments that came in without
+# an assignment (an import), which count toward the targets too.
+_LIVE_AND_IMPORTED = """
+    SELECT {assigned}, COUNT(*)
     FROM {assignment} a
     JOIN {session} s ON s.id = a.session_id
-    {rater_join}
-    WHERE a.study_id = %s AND a.kind = %s {items}
+    {assigned_join}
+    WHERE a.study_id = %s AND a.kind = %s {assigned_items}
       AND (a.status = %s OR (a.status = %s AND s.ended_at IS NULL AND s.deadline > %s))
-    GROUP BY a.item_id{group_by}
+    GROUP BY {assigned}
     UNION ALL
-    SELECT sr.item_id, {group} AS grp, COUNT(*)
-    FROM {response} sr
-    {imported_rater_join}
-    WHERE sr.study_id = %s AND sr.assignment_id IS NULL {imported_items}
-    GROUP BY sr.item_id{group_by}
+    SELECT {imported}, COUNT(*)
+    FROM {judgment} j
+    {imported_join}
+    WHERE j.study_id = %s AND j.assignment_id IS NULL {imported_items}
+    GROUP BY {imported}
 """
 
 
-def _scorecard_rows(
-    study: Study, *, by_group: bool, item_ids: list[int] | None
-) -> list[tuple[int, int | None, int]]:
-    """(item, background group or None, scorecards): live assignments plus imported scores."""
-    in_items = ""
-    params_items: list[int] = []
-    if item_ids is not None:
-        if not item_ids:
-            return []
-        in_items = "AND {alias}.item_id IN (" + ", ".join(["%s"] * len(item_ids)) + ")"
-        params_items = list(item_ids)
-    rater_table = Rater._meta.db_table
-    sql = _LIVE_SCORECARDS.format(
+def _counted(
+    study: Study,
+    *,
+    kind: str,
+    judgment: type[ScoreResponse | PairJudgment | TuringJudgment],
+    assigned: str,
+    imported: str,
+    by_group: bool = False,
+    item_ids: Collection[int] | None = None,
+) -> list[tuple[Any, ...]]:
+    """Rows of (`assigned` columns..., count) over live assignments of `kind`, then (`imported`
+    columns..., count) over imported judgments; with `by_group`, the rater's background group
+    is the last column before the count."""
+    ids = list(item_ids) if item_ids is not None else []
+    if item_ids is not None and not ids:
+        return []
+    in_items = "AND {col} IN (" + ", ".join(["%s"] * len(ids)) + ")" if item_ids is not None else ""
+    rater = Rater._meta.db_table
+    sql = _LIVE_AND_IMPORTED.format(
+        assigned=assigned + (", r.background_id" if by_group else ""),
+        imported=imported + (", r.background_id" if by_group else ""),
         assignment=Assignment._meta.db_table,
         session=RaterSession._meta.db_table,
-        response=ScoreResponse._meta.db_table,
-        group="r.background_id" if by_group else "NULL",
-        group_by=", r.background_id" if by_group else "",
-        rater_join=f"JOIN {rater_table} r ON r.id = a.rater_id" if by_group else "",
-        imported_rater_join=f"JOIN {rater_table} r ON r.id = sr.rater_id" if by_group else "",
-        items=in_items.format(alias="a"),
-        imported_items=in_items.format(alias="sr"),
+        judgment=judgment._meta.db_table,
+        assigned_join=f"JOIN {rater} r ON r.id = a.rater_id" if by_group else "",
+        imported_join=f"JOIN {rater} r ON r.id = j.rater_id" if by_group else "",
+        assigned_items=in_items.format(col="a.item_id"),
+        imported_items=in_items.format(col="j.item_id"),
     )
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     live = [Assignment.Status.DONE.value, Assignment.Status.PENDING.value, now]
-    kind = Assignment.Kind.SCORECARD.value
-    params = [study.pk, kind, *params_items, *live, study.pk, *params_items]
+    params = [study.pk, kind, *ids, *live, study.pk, *ids]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return [(int(item), group, int(n)) for item, group, n in cursor.fetchall()]
+        return cursor.fetchall()
 
 
 def scorecard_counts(*, study: Study) -> tuple[Counter[int], dict[int, Counter[int]]]:
@@ -175,35 +173,46 @@ def scorecard_counts(*, study: Study) -> tuple[Counter[int], dict[int, Counter[i
     open in a live session, plus scores imported from elsewhere (they count toward targets)."""
     total: Counter[int] = Counter()
     by_group: dict[int, Counter[int]] = defaultdict(Counter)
-    for item_id, group_id, n in _scorecard_rows(study, by_group=True, item_ids=None):
+    rows = _counted(
+        study,
+        kind=Assignment.Kind.SCORECARD,
+        judgment=ScoreResponse,
+        assigned="a.item_id",
+        imported="j.item_id",
+        by_group=True,
+    )
+    for item_id, group_id, n in rows:
         total[item_id] += n
-        by_group[group_id][item_id] += n  # type: ignore[index]
+        by_group[group_id][item_id] += n
     return total, by_group
 
 
 def scorecard_totals(*, study: Study, item_ids: Collection[int]) -> Counter[int]:
     """Scorecards per item of `item_ids`, in total: the re-count under the lock, which needs no
     groups and so no join to the raters."""
-    counts: Counter[int] = Counter()
-    for item_id, _, n in _scorecard_rows(study, by_group=False, item_ids=list(item_ids)):
-        counts[item_id] += n
-    return counts
+    return _totals(study, Assignment.Kind.SCORECARD, ScoreResponse, item_ids)
 
 
 def turing_counts(*, study: Study, item_ids: Collection[int] | None = None) -> Counter[int]:
+    return _totals(study, Assignment.Kind.TURING, TuringJudgment, item_ids)
+
+
+def _totals(
+    study: Study,
+    kind: str,
+    judgment: type[ScoreResponse | TuringJudgment],
+    item_ids: Collection[int] | None,
+) -> Counter[int]:
     counts: Counter[int] = Counter()
-    assigned = Assignment.objects.filter(study=study, kind=Assignment.Kind.TURING).filter(
-        _live(study)
+    rows = _counted(
+        study,
+        kind=kind,
+        judgment=judgment,
+        assigned="a.item_id",
+        imported="j.item_id",
+        item_ids=item_ids,
     )
-    imported = TuringJudgment.objects.filter(study=study, assignment__isnull=True)
-    if item_ids is not None:
-        assigned = assigned.filter(item_id__in=list(item_ids))
-        imported = imported.filter(item_id__in=list(item_ids))
-    grouped = [
-        queryset.order_by().values("item_id").annotate(n=Count("pk")).values_list("item_id", "n")
-        for queryset in (assigned, imported)
-    ]
-    for item_id, n in grouped[0].union(grouped[1], all=True):
+    for item_id, n in rows:
         counts[item_id] += n
     return counts
 
@@ -213,20 +222,14 @@ def pair_counts(*, study: Study) -> tuple[Counter[int], dict[int, set[int]]]:
     appearances: Counter[int] = Counter()
     opponents: dict[int, set[int]] = defaultdict(set)
     # One row per distinct (left, right) placement with its count, not one per judgment.
-    rows = (
-        Assignment.objects.filter(study=study, kind=Assignment.Kind.PAIR)
-        .filter(_live(study))
-        .values("item_id", "right_item_id")
-        .annotate(n=Count("pk"))
-        .values_list("item_id", "right_item_id", "n")
+    rows = _counted(
+        study,
+        kind=Assignment.Kind.PAIR,
+        judgment=PairJudgment,
+        assigned="a.item_id, a.right_item_id",
+        imported="j.left_id, j.right_id",
     )
-    imported = (
-        PairJudgment.objects.filter(study=study, assignment__isnull=True)
-        .values("left_id", "right_id")
-        .annotate(n=Count("pk"))
-        .values_list("left_id", "right_id", "n")
-    )
-    for left, right, n in rows.order_by().union(imported.order_by(), all=True):
+    for left, right, n in rows:
         appearances[left] += n
         appearances[right] += n
         opponents[left].add(right)
