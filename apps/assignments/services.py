@@ -10,8 +10,9 @@ Rules, in order:
 - pairs are two items of the same topic (and level when possible) that this rater has not
   compared, preferring items below their minimum pairings or opponents; with adaptive pairing,
   after a warm-up the most informative pair under the current Bradley-Terry estimates;
-- candidate items are locked with SELECT ... FOR UPDATE SKIP LOCKED and their counts re-read
-  under the lock, so concurrent raters never push an item past its target;
+- the item given out is locked (SELECT ... FOR NO KEY UPDATE SKIP LOCKED, the first free
+  candidate in rank order) and its count re-read under the lock, so concurrent raters never
+  push an item past its target;
 - "every candidate is locked by someone else right now" is not "nothing left": the choice is
   rolled back and made again after a short pause, so a busy moment never ends a session.
 """
