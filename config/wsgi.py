@@ -19,9 +19,9 @@ def _freeze_startup_objects() -> None:
     A web process holds some 140,000 long-lived objects (Django, DRF, numpy, scipy, the URL
     configuration and every view module). CPython's full collection walks all of them: 70 to
     180 ms on a two-core machine, every hundred or so requests, with every thread of the
-    process stopped, which put those pauses straight into the rater flow's 99th percentile. Frozen objects are never
-    collected (they live as long as the process anyway); full passes then walk only what
-    requests created.
+    process stopped, which put those pauses straight into the rater flow's 99th percentile.
+    Frozen objects are never collected (they live as long as the process anyway); full passes
+    then walk only what requests created.
     """
     from django.urls import get_resolver
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -53,6 +54,34 @@ def _in_threads(n: int, work: Callable[[int], Any]) -> tuple[list[Any], list[Bas
         thread.join(timeout=60)
     assert not any(thread.is_alive() for thread in threads), "a thread hung"
     return results, errors
+
+
+@contextlib.contextmanager
+def _held_open(work: Callable[[], Any]) -> Iterator[Any]:
+    """Run work() in another thread inside a transaction kept open (holding whatever locks it
+    took, as a slow request would) while the body runs; yields what work() returned."""
+    holding, release = threading.Event(), threading.Event()
+    result: list[Any] = []
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                result.append(work())
+                holding.set()
+                release.wait(timeout=30)
+        finally:
+            holding.set()  # never leave the main thread waiting if work() failed
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(timeout=30)
+        assert result, "the held transaction's work failed"
+        yield result[0]
+    finally:
+        release.set()
+        holder.join(timeout=30)
 
 
 @pytest.fixture
@@ -248,27 +277,13 @@ def test_a_moment_when_every_item_is_held_by_others_is_busy_not_the_end(
 ):
     enrollment = _one_rater_in_a_scorecard_study(items=3, external_id="PID-busy")
     study = enrollment.rater.study
-    holding, release = threading.Event(), threading.Event()
 
-    def hold_every_item() -> None:
+    def hold_every_item() -> list[Item]:
         # Another request's transaction, holding every item's lock while it chooses.
-        try:
-            with transaction.atomic():
-                list(Item.objects.select_for_update().filter(study=study))
-                holding.set()
-                release.wait(timeout=30)
-        finally:
-            connection.close()
+        return list(Item.objects.select_for_update().filter(study=study))
 
-    holder = threading.Thread(target=hold_every_item)
-    holder.start()
-    try:
-        assert holding.wait(timeout=30)
-        with pytest.raises(Busy):
-            assignment_next(rater=enrollment.rater, session=enrollment.session)
-    finally:
-        release.set()
-        holder.join(timeout=30)
+    with _held_open(hold_every_item), pytest.raises(Busy):
+        assignment_next(rater=enrollment.rater, session=enrollment.session)
     enrollment.session.refresh_from_db()
     assert enrollment.session.ended_at is None
     assert not Assignment.objects.filter(rater=enrollment.rater).exists()
@@ -286,25 +301,14 @@ def test_a_task_choice_holds_only_the_item_it_gives_and_lets_answers_about_it_in
     other = rater_enroll(
         study=study, background=background, age_band="25-34", consent=True, external_id="PID-b"
     )
-    chosen: list[int] = []
-    holding, release = threading.Event(), threading.Event()
 
-    def choose_and_hold() -> None:
+    def choose() -> int:
         # A task page's transaction, kept open after its choice as a slow request would.
-        try:
-            with transaction.atomic():
-                task = assignment_next(rater=enrollment.rater, session=enrollment.session)
-                assert task is not None
-                chosen.append(task.item_id)
-                holding.set()
-                release.wait(timeout=30)
-        finally:
-            connection.close()
+        task = assignment_next(rater=enrollment.rater, session=enrollment.session)
+        assert task is not None
+        return task.item_id
 
-    chooser = threading.Thread(target=choose_and_hold)
-    chooser.start()
-    try:
-        assert holding.wait(timeout=30)
+    with _held_open(choose) as chosen:
         with transaction.atomic():
             # Every other candidate is free for other raters' choices...
             free = set(
@@ -313,7 +317,7 @@ def test_a_task_choice_holds_only_the_item_it_gives_and_lets_answers_about_it_in
                 .values_list("pk", flat=True)
             )
             assert free == set(Item.objects.filter(study=study).values_list("pk", flat=True)) - {
-                chosen[0]
+                chosen
             }
         with transaction.atomic():
             # ...and a write that refers to the chosen item (its foreign-key check takes a
@@ -325,11 +329,8 @@ def test_a_task_choice_holds_only_the_item_it_gives_and_lets_answers_about_it_in
                 rater=other.rater,
                 session=other.session,
                 kind=Assignment.Kind.SCORECARD,
-                item_id=chosen[0],
+                item_id=chosen,
                 position=1,
                 reason="coverage",
             )
-    finally:
-        release.set()
-        chooser.join(timeout=30)
-    assert Assignment.objects.filter(item_id=chosen[0]).count() == 2
+    assert Assignment.objects.filter(item_id=chosen).count() == 2
