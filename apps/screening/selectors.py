@@ -1,16 +1,26 @@
-"""Reads for screening: what the humans said, to calibrate and to compare machines against, and
-what the LLM judge said."""
+"""Reads for screening: what the humans said, to calibrate and to compare machines against; the
+calibration that scores an item; the candidates a run screens and what it decided; what the LLM
+judge said."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Avg, Count
+from django.db.models import Avg, Count, F, Max, Q, QuerySet
 
 from apps.judgments.models import ScoreAnswer
-from apps.screening.models import JudgeComparison, JudgeVerdict
-from apps.studies.models import Study
+from apps.screening import calibration as calib
+from apps.screening.models import (
+    FunnyScoreCalibration,
+    ItemFeatures,
+    JudgeComparison,
+    JudgeVerdict,
+    ScreeningOutcome,
+    ScreeningRun,
+)
+from apps.studies.models import Item, Study
 
 
 def human_mean_funniness(
@@ -84,3 +94,139 @@ def judge_comparisons(*, study: Study) -> list[dict[str, Any]]:
         }
         for comparison in JudgeComparison.objects.filter(study=study).order_by("model_name")
     ]
+
+
+def calibration_rows(*, study: Study) -> list[calib.CalibrationRow]:
+    """Items of the study with stored features and at least one human funniness rating.
+
+    Every rated item counts once with its plain mean (no weighting by the number of ratings): the
+    screen ranks items, and a weighted fit would mostly follow the few most-rated items."""
+    means = human_mean_funniness(study=study)
+    features = ItemFeatures.objects.filter(
+        item__study=study, item_id__in=list(means)
+    ).select_related("item")
+    rows = [
+        calib.CalibrationRow(
+            key=f.item_id,
+            surprise=f.surprise,
+            coherence=f.coherence,
+            penalty=f.valence_penalty,
+            human_mean=means[f.item_id][0],
+            humor_type=f.item.humor_type,
+            level=f.item.level,
+        )
+        for f in features
+    ]
+    return sorted(rows, key=lambda row: row.key)
+
+
+def rated_items_without_features(*, study: Study) -> list[int]:
+    """Rated items whose features were never computed (screening computes them for candidates
+    only, and items imported straight into the study are never screened)."""
+    rated = list(human_mean_funniness(study=study))
+    computed = set(ItemFeatures.objects.filter(item__study=study).values_list("item_id", flat=True))
+    return sorted(pk for pk in rated if pk not in computed)
+
+
+def calibration_default(*, study: Study) -> FunnyScoreCalibration:
+    """The documented defaults (unsaved), used before any calibration."""
+    defaults = calib.DEFAULT_COEFFICIENTS
+    return FunnyScoreCalibration(
+        study=study,
+        scope="all",
+        a=defaults.a,
+        b=defaults.b,
+        c=defaults.c,
+        intercept=defaults.intercept,
+        is_default=True,
+    )
+
+
+def calibrations_current(*, study: Study) -> list[FunnyScoreCalibration]:
+    """The study's latest calibration set ("all" first, then by scope); empty before any."""
+    latest = FunnyScoreCalibration.objects.filter(study=study).aggregate(at=Max("created_at"))
+    if latest["at"] is None:
+        return []
+    rows = list(FunnyScoreCalibration.objects.filter(study=study, created_at=latest["at"]))
+    return sorted(rows, key=lambda row: (row.scope != "all", row.scope))
+
+
+def calibration_for_item(
+    *, item: Item, calibrations: Sequence[FunnyScoreCalibration], default: FunnyScoreCalibration
+) -> FunnyScoreCalibration:
+    """The most specific calibration for the item: its humor type's, else its level's, else
+    "all", else `default`. A humor type comes first: it changes what makes a joke work (a pun
+    lives on surprise, an observation on coherence) more than the item's format does."""
+    by_scope = {row.scope: row for row in calibrations}
+    for scope in (f"humor_type:{item.humor_type}", f"level:{item.level}", "all"):
+        if scope in by_scope:
+            return by_scope[scope]
+    return default
+
+
+def coefficients_of(row: FunnyScoreCalibration) -> calib.Coefficients:
+    return calib.Coefficients(a=row.a, b=row.b, c=row.c, intercept=row.intercept)
+
+
+def screening_pool(*, study: Study) -> QuerySet[Item]:
+    """What a screening run screens: candidates, and candidates held by the offense filter, in a deterministic order."""
+    return (
+        Item.objects.filter(study=study)
+        .filter(
+            Q(stage=Item.Stage.CANDIDATE)
+            | Q(stage=Item.Stage.HELD, held_from_stage=Item.Stage.CANDIDATE)
+        )
+        .order_by("external_id")
+    )
+
+
+def features_of(*, item: Item) -> ItemFeatures | None:
+    try:
+        return item.features
+    except ItemFeatures.DoesNotExist:
+        return None
+
+
+@dataclass(frozen=True)
+class CandidateRow:
+    item: Item
+    features: ItemFeatures | None
+    outcome: ScreeningOutcome | None
+
+
+@dataclass(frozen=True)
+class ScreeningOverview:
+    run: ScreeningRun | None
+    rows: list[CandidateRow]
+    pending: int
+    calibrations: list[FunnyScoreCalibration]
+
+
+def screening_overview(*, study: Study) -> ScreeningOverview:
+    """The latest run with its outcomes, the candidates still waiting for a run, and the current
+    calibration (the unsaved defaults before any). A fixed number of queries whatever the size."""
+    run = (
+        ScreeningRun.objects.filter(study=study)
+        .select_related("created_by")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    rows: list[CandidateRow] = []
+    waiting_items = screening_pool(study=study).select_related("features")
+    if run is not None:
+        waiting_items = waiting_items.exclude(screening_outcomes__run=run)
+        outcomes = (
+            ScreeningOutcome.objects.filter(run=run)
+            .select_related("item__features", "calibration")
+            .order_by("item__source", F("rank").asc(nulls_last=True), "item__external_id")
+        )
+        for outcome in outcomes:
+            rows.append(CandidateRow(outcome.item, features_of(item=outcome.item), outcome))
+    waiting = [CandidateRow(item, features_of(item=item), None) for item in waiting_items]
+    waiting.sort(key=lambda row: (row.item.source, row.item.external_id))
+    return ScreeningOverview(
+        run=run,
+        rows=waiting + rows,
+        pending=len(waiting),
+        calibrations=calibrations_current(study=study) or [calibration_default(study=study)],
+    )

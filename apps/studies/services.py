@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 
+from apps.analysis.services import study_results_request
 from apps.core.errors import Conflict, DomainError, ImportRejected, LineError, NotFound
 from apps.core.lines import Record, read_records
 from apps.raters.models import DEFAULT_BACKGROUNDS, BackgroundGroup
@@ -156,6 +157,9 @@ def study_items_import_records(
     # In the same transaction: no rater can be handed an offending item between its import and
     # its hold.
     held = offense_scan_items(items=created)
+    if not as_candidates and created:
+        # New items of the human study are part of its results (counted per model, rated or not).
+        study_results_request(study_id=study.pk)
     return ImportSummary(created=len(new_rows), unchanged=len(rows) - len(new_rows), held=held)
 
 

@@ -24,13 +24,13 @@ from apps.screening.models import (
     ScreeningOutcome,
     ScreeningRun,
 )
-from apps.screening.selectors import human_mean_funniness
-from apps.screening.services.calibration import (
+from apps.screening.selectors import (
     calibration_default,
     calibration_for_item,
     calibrations_current,
-    funnyscore_calibrate,
+    human_mean_funniness,
 )
+from apps.screening.services.calibration import funnyscore_calibrate
 from apps.screening.services.runs import (
     REASON_HELD,
     screening_run_batch,

@@ -1,59 +1,29 @@
-"""Calibrating FunnyScore against the human ratings a study already holds, and choosing which
-calibration scores an item.
+"""Calibrating FunnyScore against the human ratings a study already holds.
 
-The fit is pure (`apps.screening.calibration`); this module gathers its rows, stores the result,
-and reads it back. Its one random step, the order of the cross-validation folds, uses the study's
+The fit is pure (`apps.screening.calibration`); this module computes the features it needs and
+stores the result. Its rows, and which stored calibration scores an item, are read in
+`apps.screening.selectors`. Its one random step, the order of the cross-validation folds, uses the study's
 `random_seed`, so refitting the data a stored hash names gives the same numbers.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
 
 from apps.core.errors import DomainError
 from apps.screening import calibration as calib
-from apps.screening.models import FunnyScoreCalibration, ItemFeatures
-from apps.screening.selectors import human_mean_funniness
-from apps.studies.models import Item, Study
+from apps.screening.models import FunnyScoreCalibration
+from apps.screening.selectors import (
+    calibration_rows,
+    human_mean_funniness,
+    rated_items_without_features,
+)
+from apps.studies.models import Study
 
 logger = logging.getLogger(__name__)
-
-
-def calibration_rows(*, study: Study) -> list[calib.CalibrationRow]:
-    """Items of the study with stored features and at least one human funniness rating.
-
-    Every rated item counts once with its plain mean (no weighting by the number of ratings): the
-    screen ranks items, and a weighted fit would mostly follow the few most-rated items."""
-    means = human_mean_funniness(study=study)
-    features = ItemFeatures.objects.filter(
-        item__study=study, item_id__in=list(means)
-    ).select_related("item")
-    rows = [
-        calib.CalibrationRow(
-            key=f.item_id,
-            surprise=f.surprise,
-            coherence=f.coherence,
-            penalty=f.valence_penalty,
-            human_mean=means[f.item_id][0],
-            humor_type=f.item.humor_type,
-            level=f.item.level,
-        )
-        for f in features
-    ]
-    return sorted(rows, key=lambda row: row.key)
-
-
-def rated_items_without_features(*, study: Study) -> list[int]:
-    """Rated items whose features were never computed (screening computes them for candidates
-    only, and items imported straight into the study are never screened)."""
-    rated = list(human_mean_funniness(study=study))
-    computed = set(ItemFeatures.objects.filter(item__study=study).values_list("item_id", flat=True))
-    return sorted(pk for pk in rated if pk not in computed)
 
 
 def _rated_features_compute(study: Study) -> None:
@@ -137,43 +107,3 @@ def _calibrate(study: Study) -> list[FunnyScoreCalibration]:
     for row in stored:
         row.created_at = stamp
     return stored
-
-
-def calibration_default(*, study: Study) -> FunnyScoreCalibration:
-    """The documented defaults (unsaved), used before any calibration."""
-    defaults = calib.DEFAULT_COEFFICIENTS
-    return FunnyScoreCalibration(
-        study=study,
-        scope="all",
-        a=defaults.a,
-        b=defaults.b,
-        c=defaults.c,
-        intercept=defaults.intercept,
-        is_default=True,
-    )
-
-
-def calibrations_current(*, study: Study) -> list[FunnyScoreCalibration]:
-    """The study's latest calibration set ("all" first, then by scope); empty before any."""
-    latest = FunnyScoreCalibration.objects.filter(study=study).aggregate(at=Max("created_at"))
-    if latest["at"] is None:
-        return []
-    rows = list(FunnyScoreCalibration.objects.filter(study=study, created_at=latest["at"]))
-    return sorted(rows, key=lambda row: (row.scope != "all", row.scope))
-
-
-def calibration_for_item(
-    *, item: Item, calibrations: Sequence[FunnyScoreCalibration], default: FunnyScoreCalibration
-) -> FunnyScoreCalibration:
-    """The most specific calibration for the item: its humor type's, else its level's, else
-    "all", else `default`. A humor type comes first: it changes what makes a joke work (a pun
-    lives on surprise, an observation on coherence) more than the item's format does."""
-    by_scope = {row.scope: row for row in calibrations}
-    for scope in (f"humor_type:{item.humor_type}", f"level:{item.level}", "all"):
-        if scope in by_scope:
-            return by_scope[scope]
-    return default
-
-
-def coefficients_of(row: FunnyScoreCalibration) -> calib.Coefficients:
-    return calib.Coefficients(a=row.a, b=row.b, c=row.c, intercept=row.intercept)

@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from apps.analysis.services import study_results_request
 from apps.core.errors import Conflict, NotFound
 from apps.screening.models import OffenseMatch, OffenseTerm
 from apps.screening.offense import Hit, Matcher, matcher_for, normalize_term
@@ -80,6 +81,9 @@ def offense_scan_items(*, items: Sequence[Item]) -> int:
     pks = sorted({item.pk for item in items})
     now = timezone.now()
     held = 0
+    # Studies whose human-study items changed: a hold takes an item out of the results, a
+    # freed one puts it back.
+    changed_studies: set[int] = set()
     for offset in range(0, len(pks), _CHUNK):
         chunk = pks[offset : offset + _CHUNK]
         # Locked in id order, so a release or another scan of the same items waits its turn
@@ -95,16 +99,22 @@ def offense_scan_items(*, items: Sequence[Item]) -> int:
                 item.held_from_stage = item.stage
                 item.stage = Item.Stage.HELD
                 changed.append(item)
+                if item.held_from_stage == Item.Stage.STUDY:
+                    changed_studies.add(item.study_id)
             elif not found and item.stage == Item.Stage.HELD:
                 item.stage = item.held_from_stage or Item.Stage.STUDY
                 item.held_from_stage = ""
                 changed.append(item)
+                if item.stage == Item.Stage.STUDY:
+                    changed_studies.add(item.study_id)
             if item.stage == Item.Stage.HELD:
                 held += 1
         for item in changed:
             item.updated_at = now
         Item.objects.bulk_update(changed, ["stage", "held_from_stage", "updated_at"])
         OffenseMatch.objects.bulk_create(matches)
+    for study_id in sorted(changed_studies):
+        study_results_request(study_id=study_id)
     return held
 
 
@@ -139,4 +149,6 @@ def item_offense_release(*, study: Study, item_id: int, user: User) -> Item:
             "updated_at",
         ]
     )
+    if item.stage == Item.Stage.STUDY:
+        study_results_request(study_id=study.pk)
     return item

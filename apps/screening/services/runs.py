@@ -17,15 +17,15 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import F
 from django.utils import timezone
 
+from apps.analysis.services import study_results_request
 from apps.core.errors import Conflict, DomainError
 from apps.screening import calibration as calib
 from apps.screening.models import (
@@ -34,11 +34,13 @@ from apps.screening.models import (
     ScreeningOutcome,
     ScreeningRun,
 )
-from apps.screening.services.calibration import (
+from apps.screening.selectors import (
     calibration_default,
     calibration_for_item,
     calibrations_current,
     coefficients_of,
+    features_of,
+    screening_pool,
 )
 from apps.studies.models import Item, Study
 
@@ -48,18 +50,6 @@ TOP_K_MAX = 1000
 ACTIVE = (ScreeningRun.Status.QUEUED, ScreeningRun.Status.RUNNING)
 REASON_HELD = "held by the offense filter"
 REASON_ATTENTION = "attention check: goes into the study unscreened"
-
-
-def _run_items(study: Study) -> QuerySet[Item]:
-    """Candidates, and candidates held by the offense filter, in a deterministic order."""
-    return (
-        Item.objects.filter(study=study)
-        .filter(
-            Q(stage=Item.Stage.CANDIDATE)
-            | Q(stage=Item.Stage.HELD, held_from_stage=Item.Stage.CANDIDATE)
-        )
-        .order_by("external_id")
-    )
 
 
 def _parse_top_k(top_k: object) -> int:
@@ -122,8 +112,8 @@ def screening_run_start(
             error="did not finish in time (a batch was lost); superseded by a new run",
             finished_at=now,
         )
-    ids = list(_run_items(locked).values_list("pk", flat=True))
-    if not _run_items(locked).filter(stage=Item.Stage.CANDIDATE).exists():
+    ids = list(screening_pool(study=locked).values_list("pk", flat=True))
+    if not screening_pool(study=locked).filter(stage=Item.Stage.CANDIDATE).exists():
         raise DomainError(
             "the study has no candidates to screen; import items as candidates first",
             field="items",
@@ -219,13 +209,6 @@ def _missing_reason(features: ItemFeatures | None) -> str:
     return "; ".join(parts)
 
 
-def _features_of(item: Item) -> ItemFeatures | None:
-    try:
-        return item.features
-    except ItemFeatures.DoesNotExist:
-        return None
-
-
 def _score(features: ItemFeatures | None, calibration: FunnyScoreCalibration) -> float | None:
     if features is None:
         return None
@@ -240,7 +223,7 @@ def _score(features: ItemFeatures | None, calibration: FunnyScoreCalibration) ->
 def _without_features(run: ScreeningRun) -> list[int]:
     """The run's items that have no features yet: none, unless a redelivered batch was counted
     twice, or an item was imported between the start's query and the run's creation."""
-    items = _run_items(run.study).filter(created_at__lte=run.created_at)
+    items = screening_pool(study=run.study).filter(created_at__lte=run.created_at)
     return list(items.filter(features__isnull=True).values_list("pk", flat=True))
 
 
@@ -254,9 +237,11 @@ def screening_run_finish(*, run: ScreeningRun) -> list[ScreeningOutcome]:
     study = run.study
     # Items imported after the run started wait for the next run.
     ids = list(
-        _run_items(study).filter(created_at__lte=run.created_at).values_list("pk", flat=True)
+        screening_pool(study=study)
+        .filter(created_at__lte=run.created_at)
+        .values_list("pk", flat=True)
     )
-    items = list(_run_items(study).filter(pk__in=ids).select_related("features"))
+    items = list(screening_pool(study=study).filter(pk__in=ids).select_related("features"))
     current = calibrations_current(study=study)
     if not current:
         # Stored, so each outcome names the coefficients that scored it.
@@ -268,7 +253,7 @@ def screening_run_finish(*, run: ScreeningRun) -> list[ScreeningOutcome]:
     outcomes: list[ScreeningOutcome] = []
     ranked: dict[str, list[tuple[float, str, Item, FunnyScoreCalibration]]] = defaultdict(list)
     for item in items:
-        features = _features_of(item)
+        features = features_of(item=item)
         used = calibration_for_item(item=item, calibrations=current, default=default)
         score = _score(features, used)
         if item.stage == Item.Stage.HELD:
@@ -292,7 +277,12 @@ def screening_run_finish(*, run: ScreeningRun) -> list[ScreeningOutcome]:
     kept_ids = [o.item_id for o in outcomes if o.kept]
     dropped_ids = [o.item_id for o in outcomes if not o.kept and o.reason != REASON_HELD]
     # Conditional on the stage: an item the offense filter held meanwhile stays held.
-    Item.objects.filter(pk__in=kept_ids, stage=Item.Stage.CANDIDATE).update(stage=Item.Stage.STUDY)
+    promoted = Item.objects.filter(pk__in=kept_ids, stage=Item.Stage.CANDIDATE).update(
+        stage=Item.Stage.STUDY
+    )
+    if promoted:
+        # The study's items are part of its results (every model's items, rated or not).
+        study_results_request(study_id=study.pk)
     Item.objects.filter(pk__in=dropped_ids, stage=Item.Stage.CANDIDATE).update(
         stage=Item.Stage.DROPPED
     )
@@ -318,52 +308,4 @@ def _outcome(
         reason=reason[:300],
         # An unsaved default cannot be referenced; every stored set has "all", so this is rare.
         calibration=used if used.pk is not None else None,
-    )
-
-
-# --- reads for the candidates page ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class CandidateRow:
-    item: Item
-    features: ItemFeatures | None
-    outcome: ScreeningOutcome | None
-
-
-@dataclass(frozen=True)
-class ScreeningOverview:
-    run: ScreeningRun | None
-    rows: list[CandidateRow]
-    pending: int
-    calibrations: list[FunnyScoreCalibration]
-
-
-def screening_overview(*, study: Study) -> ScreeningOverview:
-    """The latest run with its outcomes, the candidates still waiting for a run, and the current
-    calibration (the unsaved defaults before any). A fixed number of queries whatever the size."""
-    run = (
-        ScreeningRun.objects.filter(study=study)
-        .select_related("created_by")
-        .order_by("-created_at", "-pk")
-        .first()
-    )
-    rows: list[CandidateRow] = []
-    waiting_items = _run_items(study).select_related("features")
-    if run is not None:
-        waiting_items = waiting_items.exclude(screening_outcomes__run=run)
-        outcomes = (
-            ScreeningOutcome.objects.filter(run=run)
-            .select_related("item__features", "calibration")
-            .order_by("item__source", F("rank").asc(nulls_last=True), "item__external_id")
-        )
-        for outcome in outcomes:
-            rows.append(CandidateRow(outcome.item, _features_of(outcome.item), outcome))
-    waiting = [CandidateRow(item, _features_of(item), None) for item in waiting_items]
-    waiting.sort(key=lambda row: (row.item.source, row.item.external_id))
-    return ScreeningOverview(
-        run=run,
-        rows=waiting + rows,
-        pending=len(waiting),
-        calibrations=calibrations_current(study=study) or [calibration_default(study=study)],
     )

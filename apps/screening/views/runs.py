@@ -15,8 +15,9 @@ from django.views.decorators.http import require_GET, require_POST
 from apps.core.errors import DomainError
 from apps.dashboard.access import study_view
 from apps.screening.calibration import MIN_ITEMS_PER_SCOPE
+from apps.screening.selectors import screening_overview
 from apps.screening.services.calibration import funnyscore_calibrate_request
-from apps.screening.services.runs import TOP_K_MAX, screening_overview, screening_run_start
+from apps.screening.services.runs import TOP_K_MAX, screening_run_start
 from apps.studies.models import Study
 
 
