@@ -5,6 +5,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from apps.analysis.services import study_results_request
 from apps.screening.services.offense import offense_scan_items
 from apps.studies.models import Item, Question, Rubric, Study, StudyMembership
 
@@ -79,3 +80,5 @@ class ItemAdmin(admin.ModelAdmin):
         # An item added or rewritten here passes the offense filter as an imported one does.
         if not change or {"text", "context", "scenario"} & set(form.changed_data):
             offense_scan_items(items=[obj])
+        # Its model, type or level may have changed what the results count.
+        study_results_request(study_id=obj.study_id)

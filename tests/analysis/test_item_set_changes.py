@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import SimpleNamespace
 
 import pytest
+from django.contrib.admin import site
 from django.db import connection
 from django.utils import timezone
 
@@ -15,6 +17,7 @@ from apps.analysis.services import _EvidenceChanged
 from apps.screening.models import ItemFeatures, OffenseTerm, ScreeningRun
 from apps.screening.services.offense import item_offense_release, offense_rescan_study
 from apps.screening.services.runs import screening_run_finish
+from apps.studies.admin import ItemAdmin
 from apps.studies.models import Item, Study
 from apps.studies.services import study_create, study_items_import
 
@@ -131,3 +134,13 @@ def test_a_rescan_that_changes_no_stage_does_not(study):
     with committed() as callbacks:
         offense_rescan_study(study=study)  # the candidate stays held, the clean item stays in
     assert marks(callbacks, study) == 0
+
+
+def test_an_item_saved_in_the_admin_asks_for_fresh_results(study, owner, rf):
+    imported(study, jsonl("A pun."))
+    item = Item.objects.get(study=study)
+    item.source = "renamed-model"
+    form = SimpleNamespace(changed_data=["source"])
+    with committed() as callbacks:
+        ItemAdmin(Item, site).save_model(rf.post("/admin/"), item, form, change=True)
+    assert marks(callbacks, study) == 1
