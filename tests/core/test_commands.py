@@ -12,6 +12,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from apps.analysis.models import StudyResult
+from apps.content.models import ContentEvaluation
 from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
 from apps.raters.models import Rater
 from apps.studies.models import Item, Study
@@ -141,9 +142,14 @@ def test_seed_demo_loads_the_demo_once_and_computes_results(settings):
     assert user.check_password(settings.DEMO_RESEARCHER_PASSWORD)
 
 
-def test_seed_demo_also_loads_the_content_study_for_the_researcher(settings):
+def test_seed_demo_also_loads_the_content_study_for_the_researcher(
+    settings, django_capture_on_commit_callbacks
+):
     settings.BOOTSTRAP_ROUNDS = 20
-    run("seed_demo")
+    # What the command queues runs at once (eager Celery in tests), as the demo's worker would.
+    with django_capture_on_commit_callbacks(execute=True):
+        output = run("seed_demo")
+    assert "Content evaluation of 'demo-content' queued" in output
     study = Study.objects.get(slug="demo-content")
     assert (study.rubric.slug, study.status) == ("content", "open")
     assert study.name == "Demo: generated articles in three genres"
@@ -158,6 +164,9 @@ def test_seed_demo_also_loads_the_content_study_for_the_researcher(settings):
     payload = StudyResult.objects.get(study=study).payload
     assert {"fluency", "informativeness", "originality"} <= set(payload["agreement"])
     assert "funniness" not in payload["agreement"]
+    evaluation = ContentEvaluation.objects.get(study=study).payload
+    assert {"independence", "tiers"} <= set(evaluation)
+    assert evaluation["counts"]["items_with_metrics"] == 36
     user = get_user_model().objects.get(username=settings.DEMO_RESEARCHER_USERNAME)
     assert set(user.study_memberships.values_list("study__slug", flat=True)) == {
         "demo",
@@ -171,9 +180,14 @@ def test_seed_demo_refuses_the_content_demo_slug_for_the_humor_demo():
     assert not Study.objects.exists()
 
 
-def test_aggregate_and_export_write_the_design_shape(tmp_path: Path, settings):
+def test_aggregate_and_export_write_the_design_shape(
+    tmp_path: Path, settings, django_capture_on_commit_callbacks
+):
     settings.BOOTSTRAP_ROUNDS = 20
-    run("seed_demo", "--skip-aggregate")
+    with django_capture_on_commit_callbacks(execute=True):
+        output = run("seed_demo", "--skip-aggregate")
+    assert "Content evaluation" not in output
+    assert not ContentEvaluation.objects.exists()
     assert "computed in" in run("aggregate", "demo", "--rounds", "30", "--seed", "5")
     out = tmp_path / "results.json"
     run("export", "demo", "--format", "json", "--out", str(out))

@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.analysis.services import study_aggregate
+from apps.content.services.evaluation import content_evaluation_request
 from apps.core.commands import command_errors
 from apps.judgments.services import study_judgments_import
 from apps.studies.models import Study, StudyMembership
@@ -71,6 +72,13 @@ class Command(BaseCommand):
                     tasks_per_session=20,
                 )
             self._load(content, CONTENT_DEMO_DIR, "Content demo study", aggregate=aggregate)
+            if aggregate:
+                # Its metrics need the embedding model: the task worker computes them (a
+                # minute or so after start) rather than holding up the demo's start.
+                content_evaluation_request(study=content)
+                self.stdout.write(
+                    f"Content evaluation of {CONTENT_SLUG!r} queued for the task worker"
+                )
         self._ensure_accounts([study, content])
 
     def _load(self, study: Study, folder: Path, label: str, *, aggregate: bool) -> None:
