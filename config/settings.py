@@ -163,6 +163,10 @@ CSP_RELAXED_PATHS = env_list("CSP_RELAXED_PATHS", ["/admin/", "/api/v1/docs/"])
 # answers per rater. Counted in the cache: Redis when REDIS_URL is set.
 RATE_LIMIT_ENROLL = env_str("RATE_LIMIT_ENROLL", "30/m")
 RATE_LIMIT_SUBMIT = env_str("RATE_LIMIT_SUBMIT", "120/m")
+# How long a web process ranks task candidates on the counts it read before (seconds; 0 counts
+# afresh for every task). Targets are re-counted exactly under the chosen item's lock whatever
+# this is; see apps/assignments/ranking_counts.py.
+TASK_COUNTS_MAX_AGE_SECONDS = env_float("TASK_COUNTS_MAX_AGE_SECONDS", 5.0, minimum=0.0)
 SESSION_COOKIE_HTTPONLY = True
 # The pages read the CSRF token from the form, never from the cookie, so scripts need not see it.
 CSRF_COOKIE_HTTPONLY = True

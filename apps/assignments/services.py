@@ -13,6 +13,8 @@ Rules, in order:
 - the item given out is locked (SELECT ... FOR NO KEY UPDATE SKIP LOCKED, the first free
   candidate in rank order) and its count re-read under the lock, so concurrent raters never
   push an item past its target;
+- the ranking itself may use counts this process read a few seconds before (ranking_counts):
+  only the order of the candidates depends on them, and "nothing left" is decided on fresh ones;
 - "every candidate is locked by someone else right now" is not "nothing left": the choice is
   rolled back and made again after a short pause, so a busy moment never ends a session.
 """
@@ -24,13 +26,14 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from apps.assignments import selectors
+from apps.assignments import ranking_counts, selectors
 from apps.assignments.models import Assignment
 from apps.core.errors import Busy
 from apps.raters.models import BackgroundGroup, Rater, RaterSession
@@ -133,8 +136,11 @@ def _choose_scorecard_item(
     target = study.target_scorecards_per_item
     n_groups = max(1, BackgroundGroup.objects.filter(study=study).count())
     per_group_target = -(-target // n_groups)
-    for _ in range(2):  # a second, fresh ranking if every candidate filled up meanwhile
-        total, by_group = selectors.scorecard_counts(study=study)
+    # A second ranking, on fresh counts, if the first was on kept ones or every candidate
+    # filled up meanwhile: "nothing left" is only ever decided on fresh counts.
+    for fresh in (False, True):
+        ranking = ranking_counts.scorecards(study=study, fresh=fresh)
+        total, by_group = ranking.counts
         mine: Counter[int] = by_group.get(rater.background_id, Counter())
         ranked = sorted(
             (
@@ -147,6 +153,8 @@ def _choose_scorecard_item(
             if item.pk not in done and total[item.pk] < target
         )
         if not ranked:
+            if ranking.kept:
+                continue
             return None
         chosen = _first_below_target(
             [row[3] for row in ranked[:CANDIDATES_PER_LOCK]],
@@ -162,16 +170,21 @@ def _choose_turing_item(
 ) -> int | None:
     seen = tasks.items_shown()
     target = study.turing_judgments_per_item
-    counts = selectors.turing_counts(study=study)
-    ranked = sorted(
-        (counts[item.pk], _tiebreak(study, rater, item.external_id), item.pk)
-        for item in items
-        if item.pk not in seen and counts[item.pk] < target
-    )
-    return _first_below_target(
-        [row[2] for row in ranked[:CANDIDATES_PER_LOCK]],
-        lambda pk: selectors.turing_counts(study=study, item_ids=[pk])[pk] < target,
-    )
+    for fresh in (False, True):
+        ranking = ranking_counts.turing(study=study, fresh=fresh)
+        counts = ranking.counts
+        ranked = sorted(
+            (counts[item.pk], _tiebreak(study, rater, item.external_id), item.pk)
+            for item in items
+            if item.pk not in seen and counts[item.pk] < target
+        )
+        chosen = _first_below_target(
+            [row[2] for row in ranked[:CANDIDATES_PER_LOCK]],
+            lambda pk: selectors.turing_counts(study=study, item_ids=[pk])[pk] < target,
+        )
+        if chosen is not None or not ranking.kept:
+            return chosen
+    return None
 
 
 def _pair_need(
@@ -258,7 +271,23 @@ def _choose_pair(
     pairs = _candidate_pairs(items, tasks)
     if not pairs:
         return None
-    appearances, opponents = selectors.pair_counts(study=study)
+    for fresh in (False, True):
+        ranking = ranking_counts.pairs(study=study, fresh=fresh)
+        chosen = _choose_pair_by(study, rater, items, pairs, ranking.counts, rng)
+        if chosen is not None or not ranking.kept:
+            return chosen
+    return None
+
+
+def _choose_pair_by(
+    study: Study,
+    rater: Rater,
+    items: list[_Candidate],
+    pairs: list[tuple[int, int]],
+    counts: tuple[Counter[int], dict[int, set[int]]],
+    rng: np.random.Generator,
+) -> tuple[int, int, str] | None:
+    appearances, opponents = counts
     external = {item.pk: item.external_id for item in items}
     needy = [
         pair
@@ -426,6 +455,16 @@ def _assignment_next(
         return None
     created = Assignment.objects.create(
         study=study, rater=rater, session=session, position=position, **fields
+    )
+    transaction.on_commit(
+        partial(
+            ranking_counts.note_assigned,
+            study_id=study.pk,
+            kind=created.kind,
+            item_id=created.item_id,
+            right_item_id=created.right_item_id,
+            group_id=rater.background_id,
+        )
     )
     return _with_items(created)
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from django.db import connection, transaction
 
+from apps.assignments import ranking_counts
 from apps.assignments.models import Assignment
 from apps.assignments.services import assignment_next
 from apps.core.errors import Busy
@@ -136,9 +137,14 @@ def test_the_same_participant_enrolling_in_two_tabs_at_once_gets_one_place(
     assert BackgroundGroup.objects.get(study=study).filled == 1
 
 
+# With kept counts (60 s), every thread ranks on the counts the first one read, plus the tasks
+# this process committed since: the lock's re-count alone keeps the targets.
+@pytest.mark.parametrize("max_age", [0.0, 60.0], ids=["fresh-counts", "kept-counts"])
 def test_raters_asking_at_once_never_push_an_item_past_its_scorecard_target(
-    postgres_only, builtin_rubrics, no_aggregation
+    postgres_only, builtin_rubrics, no_aggregation, settings, max_age
 ):
+    settings.TASK_COUNTS_MAX_AGE_SECONDS = max_age
+    ranking_counts.forget_all()
     target = 3
     study = StudyFactory(
         task_mix={"scorecard": 1.0},
@@ -215,6 +221,7 @@ def test_raters_asking_at_once_never_push_an_item_past_its_scorecard_target(
     assigned, scored = over_target()
     assert assigned == {item.pk: target for item in items}
     assert scored == {item.pk: target for item in items}
+    ranking_counts.forget_all()
 
 
 def _one_rater_in_a_scorecard_study(*, items: int, external_id: str) -> Enrollment:
