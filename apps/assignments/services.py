@@ -22,6 +22,7 @@ Rules, in order:
 from __future__ import annotations
 
 import hashlib
+import heapq
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -289,24 +290,22 @@ def _choose_pair_by(
 ) -> tuple[int, int, str] | None:
     appearances, opponents = counts
     external = {item.pk: item.external_id for item in items}
-    needy = [
-        pair
-        for pair in pairs
-        if _pair_need(study, pair[0], appearances, opponents)
-        or _pair_need(study, pair[1], appearances, opponents)
-    ]
+    need = {item.pk: _pair_need(study, item.pk, appearances, opponents) for item in items}
+    needy = [(need[a] + need[b], a, b) for a, b in pairs if need[a] or need[b]]
     reason = "coverage"
     if needy:
-        ranked = sorted(
-            needy,
-            key=lambda pair: (
-                -(
-                    _pair_need(study, pair[0], appearances, opponents)
-                    + _pair_need(study, pair[1], appearances, opponents)
-                ),
-                _tiebreak(study, rater, f"{external[pair[0]]}|{external[pair[1]]}"),
-            ),
-        )
+        # Most needy first, ties in the rater's own random order. Only the pairs that can be
+        # among the first CANDIDATES_PER_LOCK get their tie-break (a hash each): a large study
+        # has thousands of needy pairs.
+        cutoff = heapq.nlargest(CANDIDATES_PER_LOCK, (total for total, _, _ in needy))[-1]
+        ranked = [
+            (a, b)
+            for _, _, a, b in sorted(
+                (-total, _tiebreak(study, rater, f"{external[a]}|{external[b]}"), a, b)
+                for total, a, b in needy
+                if total >= cutoff
+            )
+        ]
     elif study.adaptive_pairing:
         ranked = _adaptive_order(study, pairs, items)
         reason = "adaptive"
