@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Collection, Iterable
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from apps.core.models import TimeStampedModel
@@ -39,6 +42,46 @@ class Rubric(TimeStampedModel):
         return self.name
 
 
+class QuestionQuerySet(models.QuerySet["Question"]):
+    """Bulk writes move their rubrics' `updated_at`, as saving one question does (signals.py):
+    each process keeps a rubric's questions under that stamp (selectors.study_questions), and
+    a bulk write sends no signal. `bulk_update` goes through `update`."""
+
+    def _touch(self, rubric_ids: set[int]) -> None:
+        if rubric_ids:
+            Rubric.objects.filter(pk__in=rubric_ids).update(updated_at=timezone.now())
+
+    def update(self, **kwargs: Any) -> int:
+        # Read first: the update may move questions to another rubric, and both have changed.
+        rubric_ids = set(self.values_list("rubric_id", flat=True))
+        changed = super().update(**kwargs)
+        moved_to = kwargs.get("rubric_id", kwargs.get("rubric"))
+        if moved_to is not None:
+            rubric_ids.add(getattr(moved_to, "pk", moved_to))
+        self._touch(rubric_ids)
+        return changed
+
+    def bulk_create(
+        self,
+        objs: Iterable[Any],
+        batch_size: int | None = None,
+        ignore_conflicts: bool = False,
+        update_conflicts: bool = False,
+        update_fields: Collection[str] | None = None,
+        unique_fields: Collection[str] | None = None,
+    ) -> list[Any]:
+        created = super().bulk_create(
+            objs,
+            batch_size=batch_size,
+            ignore_conflicts=ignore_conflicts,
+            update_conflicts=update_conflicts,
+            update_fields=update_fields,
+            unique_fields=unique_fields,
+        )
+        self._touch({question.rubric_id for question in created})
+        return created
+
+
 class Question(models.Model):
     class Kind(models.TextChoices):
         LIKERT = "likert", "Likert scale"
@@ -67,6 +110,8 @@ class Question(models.Model):
         related_name="unlocks",
         help_text="Questions that must be answered before this one (the server enforces it).",
     )
+
+    objects = QuestionQuerySet.as_manager()
 
     class Meta:
         ordering = ["rubric", "position"]

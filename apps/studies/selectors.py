@@ -24,9 +24,10 @@ def study_items(*, study: Study) -> QuerySet[Item]:
 
 # A rubric's questions, per process, under the rubric's last change: every scorecard shown and
 # every one submitted needs them (two queries), and they change only when someone edits the
-# rubric. Saving or deleting a question, or changing its prerequisites, bumps the rubric's
-# `updated_at` (apps/studies/signals.py), and the study is read with its rubric on every request,
-# so a stale entry is never used. Entries are shared between threads: callers must not mutate them.
+# rubric. Saving or deleting a question, changing its prerequisites, or a bulk write bumps the
+# rubric's `updated_at` (apps/studies/signals.py, models.QuestionQuerySet), and the study is read
+# with its rubric on every request, so a stale entry is never used. Entries are shared between
+# threads: callers must not mutate them.
 _QUESTIONS: dict[int, tuple[datetime, tuple[Question, ...]]] = {}
 
 

@@ -2,8 +2,8 @@
 
 `selectors.study_questions` keeps each rubric's questions per process under the rubric's
 `updated_at`; these receivers make every change to a question (the admin's forms, a shell)
-move that stamp, so no process keeps serving the old questions. Bulk `QuerySet.update()` on
-questions sends no signal: save the question, or touch its rubric, instead.
+move that stamp, so no process keeps serving the old questions. Bulk writes send no signal:
+`QuestionQuerySet` moves the stamp for `update`, `bulk_update` and `bulk_create` itself.
 """
 
 from __future__ import annotations

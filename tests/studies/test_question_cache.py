@@ -84,3 +84,37 @@ def test_two_studies_on_different_rubrics_keep_their_own_questions():
     assert _names(own) == ["wit", "punch"]
     assert _names(humor) == ["surprise", "coherence", "funniness", "offensive"]
     assert _names(own) == ["wit", "punch"]
+
+
+def test_bulk_updates_and_bulk_creates_are_seen_at_once():
+    study = _own_rubric()
+    assert [q.max_value for q in study_questions(study=_fresh(study))] == [5, 5]
+    Question.objects.filter(rubric=study.rubric).update(max_value=6)
+    assert [q.max_value for q in study_questions(study=_fresh(study))] == [6, 6]
+    wit = Question.objects.get(rubric=study.rubric, name="wit")
+    wit.max_value = 4
+    Question.objects.bulk_update([wit], ["max_value"])
+    assert [q.max_value for q in study_questions(study=_fresh(study))] == [4, 6]
+    Question.objects.bulk_create(
+        [
+            Question(
+                rubric=study.rubric,
+                name="groan",
+                position=3,
+                kind=Question.Kind.BINARY,
+                min_value=0,
+                max_value=1,
+            )
+        ]
+    )
+    assert _names(study) == ["wit", "punch", "groan"]
+
+
+def test_a_question_moved_to_another_rubric_in_bulk_leaves_both_up_to_date():
+    own = _own_rubric()
+    other = StudyFactory(
+        rubric=Rubric.objects.create(slug="other", name="Other", kind=Rubric.Kind.HUMOR)
+    )
+    assert (_names(own), _names(other)) == (["wit", "punch"], [])
+    Question.objects.filter(rubric=own.rubric, name="punch").update(rubric=other.rubric)
+    assert (_names(own), _names(other)) == (["wit"], ["punch"])
