@@ -20,8 +20,9 @@ from apps.judgments.submission import (
     turing_judgment_submit,
 )
 from apps.raters.models import Rater, RaterSession
-from apps.raters.services import rater_enroll, rater_session_check_open
+from apps.raters.services import rater_session_check_open
 from apps.studies.models import Item, Study
+from tests.assignments.helpers import enroll
 from tests.factories import AssignmentFactory, ItemFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
@@ -45,21 +46,6 @@ def _items(study: Study, n: int, *, prefix: str = "j", **fields: object) -> list
     return [
         ItemFactory(study=study, external_id=f"{prefix}{start + i:03d}", **fields) for i in range(n)
     ]
-
-
-def _enroll(
-    study: Study, background: str = "technical", external_id: str | None = None
-) -> tuple[Rater, RaterSession]:
-    # A fixed id rather than a generated one: the draws depend on it, and tests must not vary.
-    n = Rater.objects.filter(study=study).count() + 1
-    enrollment = rater_enroll(
-        study=study,
-        background=background,
-        age_band="25-34",
-        consent=True,
-        external_id=external_id or f"PID-{n:03d}",
-    )
-    return enrollment.rater, enrollment.session
 
 
 def _answer(rater: Rater, assignment: Assignment, *, funniness: int = 5) -> None:
@@ -136,7 +122,7 @@ def _unique_tasks(given: list[Assignment]) -> None:
 def test_asking_twice_returns_the_same_pending_task():
     study = _study()
     _items(study, 5)
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     first = assignment_next(rater=rater, session=session)
     again = assignment_next(rater=rater, session=session)
     assert first is not None
@@ -149,7 +135,7 @@ def test_asking_twice_returns_the_same_pending_task():
 def test_answering_the_pending_task_moves_on_to_a_new_one():
     study = _study()
     _items(study, 5)
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     first = assignment_next(rater=rater, session=session)
     assert first is not None
     _answer(rater, first)
@@ -167,7 +153,7 @@ def test_a_session_run_to_exhaustion_never_gives_the_same_task_twice():
     study = _study(task_mix={"scorecard": 0.5, "pair": 0.3, "turing": 0.2}, tasks_per_session=500)
     _items(study, 4, prefix="cat", topic="cats")
     _items(study, 4, prefix="dog", topic="dogs")
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     given = _run(rater, session)
     assert {a.kind for a in given} == {"scorecard", "pair", "turing"}
     _unique_tasks(given)
@@ -181,7 +167,7 @@ def test_several_raters_run_to_exhaustion_each_get_every_task_once():
     _items(study, 3, prefix="cat", topic="cats")
     _items(study, 3, prefix="dog", topic="dogs")
     for background in ("technical", "content_operations", "technical"):
-        rater, session = _enroll(study, background)
+        rater, session = enroll(study, background)
         given = _run(rater, session)
         assert given
         _unique_tasks(given)
@@ -193,7 +179,7 @@ def test_several_raters_run_to_exhaustion_each_get_every_task_once():
 def test_turing_is_only_given_on_items_the_rater_has_never_been_shown():
     study = _study(task_mix={"turing": 1.0})
     a, b, c, d = _items(study, 4)
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     _given(rater, session, a)
     _given(rater, session, b, kind=Assignment.Kind.PAIR, right_item=c)
     given = _run(rater, session)
@@ -203,7 +189,7 @@ def test_turing_is_only_given_on_items_the_rater_has_never_been_shown():
 def test_turing_in_a_mixed_session_never_follows_another_task_on_the_same_item():
     study = _study(task_mix={"scorecard": 0.4, "pair": 0.3, "turing": 0.3}, tasks_per_session=500)
     _items(study, 5, prefix="cat", topic="cats")
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     given = _run(rater, session)
     seen: set[int] = set()
     turing = 0
@@ -219,7 +205,7 @@ def test_turing_target_is_respected_across_raters():
     study = _study(task_mix={"turing": 1.0}, turing_judgments_per_item=2)
     items = _items(study, 3)
     for background in ("technical", "content_operations", "administrative_support"):
-        rater, session = _enroll(study, background)
+        rater, session = enroll(study, background)
         _run(rater, session)
     counts = Counter(
         Assignment.objects.filter(study=study, kind="turing").values_list("item_id", flat=True)
@@ -235,7 +221,7 @@ def test_pairs_are_two_items_of_the_same_topic():
     _items(study, 3, prefix="cat", topic="cats")
     _items(study, 3, prefix="dog", topic="dogs")
     (lonely,) = _items(study, 1, prefix="bird", topic="birds")
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     given = _run(rater, session)
     # Every same-topic pair once: three among the cats, three among the dogs.
     assert len(given) == 6
@@ -250,7 +236,7 @@ def test_pairs_keep_to_the_same_level_while_such_pairs_remain():
     study = _study(task_mix={"pair": 1.0}, tasks_per_session=500)
     _items(study, 2, prefix="s", topic="cats", level=Item.Level.SINGLE)
     _items(study, 2, prefix="m", topic="cats", level=Item.Level.MULTI_TURN)
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     given = _run(rater, session)
     first_two = given[:2]
     assert all(pair.item.level == pair.right_item.level for pair in first_two)
@@ -263,7 +249,7 @@ def test_pair_placement_is_drawn_at_random_and_recorded_as_shown():
     _items(study, 4, prefix="cat", topic="cats")
     pairs: list[Assignment] = []
     for background in ("technical", "content_operations", "administrative_support"):
-        rater, session = _enroll(study, background)
+        rater, session = enroll(study, background)
         pairs += _run(rater, session)
     assert len(pairs) == 18
     in_id_order = [p.item.external_id < p.right_item.external_id for p in pairs]
@@ -282,11 +268,11 @@ def test_pair_placement_is_drawn_at_random_and_recorded_as_shown():
 def test_scorecards_go_to_the_items_furthest_below_their_target():
     study = _study(target_scorecards_per_item=3)
     a, b, c, d = _items(study, 4)
-    others = [_enroll(study, "content_operations") for _ in range(3)]
+    others = [enroll(study, "content_operations") for _ in range(3)]
     for item, count in ((a, 2), (b, 1), (c, 0), (d, 3)):
         for rater, session in others[:count]:
             _given(rater, session, item)
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     given = _run(rater, session)
     assert [x.item_id for x in given] == [c.pk, b.pk, a.pk]
 
@@ -296,7 +282,7 @@ def test_scorecard_target_is_respected_across_raters():
     items = _items(study, 3)
     runs = []
     for background in ("technical", "content_operations", "technical", "traditional_industries"):
-        rater, session = _enroll(study, background)
+        rater, session = enroll(study, background)
         runs.append(_run(rater, session))
     assert [len(run) for run in runs] == [3, 3, 0, 0]
     counts = Counter(
@@ -333,7 +319,7 @@ def test_imported_scorecards_count_toward_the_target_and_the_group_balance(demo_
         if total[item.pk] < target
     ]
     assert len({need(pk) for pk in open_items}) > 1  # the real data leaves a choice to make
-    rater, session = _enroll(demo_study, "traditional_industries")
+    rater, session = enroll(demo_study, "traditional_industries")
     first = assignment_next(rater=rater, session=session)
     assert first is not None
     assert first.item_id in open_items
@@ -343,11 +329,11 @@ def test_imported_scorecards_count_toward_the_target_and_the_group_balance(demo_
 def test_a_live_pending_task_holds_its_place_and_an_expired_one_frees_it():
     study = _study(target_scorecards_per_item=1)
     (only,) = _items(study, 1)
-    first_rater, first_session = _enroll(study)
+    first_rater, first_session = enroll(study)
     held = assignment_next(rater=first_rater, session=first_session)
     assert held is not None
     assert held.item_id == only.pk
-    second_rater, second_session = _enroll(study, "content_operations")
+    second_rater, second_session = enroll(study, "content_operations")
     assert assignment_next(rater=second_rater, session=second_session) is None
     with pytest.raises(SessionExpired):
         rater_session_check_open(
@@ -363,14 +349,14 @@ def test_scorecards_are_balanced_across_background_groups():
     study = _study(target_scorecards_per_item=8)
     a, b = _items(study, 2)
     for background in ("content_operations", "content_operations", "administrative_support"):
-        rater, session = _enroll(study, background)
+        rater, session = enroll(study, background)
         _given(rater, session, b)
-    first_rater, first_session = _enroll(study)
+    first_rater, first_session = enroll(study)
     first = assignment_next(rater=first_rater, session=first_session)
     assert first is not None
     assert first.item_id == a.pk
     _answer(first_rater, first)
-    second_rater, second_session = _enroll(study)
+    second_rater, second_session = enroll(study)
     second = assignment_next(rater=second_rater, session=second_session)
     # b has more scorecards in total (3 against 1) but none from this rater's group.
     assert second is not None
@@ -381,13 +367,13 @@ def test_a_group_that_has_covered_every_item_falls_back_to_total_counts():
     study = _study(target_scorecards_per_item=8)
     a, b = _items(study, 2)
     for _ in range(2):
-        rater, session = _enroll(study)
+        rater, session = enroll(study)
         _given(rater, session, a)
         _given(rater, session, b)
     for background in ("content_operations", "administrative_support"):
-        rater, session = _enroll(study, background)
+        rater, session = enroll(study, background)
         _given(rater, session, b)
-    newcomer, session = _enroll(study)
+    newcomer, session = enroll(study)
     chosen = assignment_next(rater=newcomer, session=session)
     assert chosen is not None
     assert chosen.item_id == a.pk
@@ -410,7 +396,7 @@ def test_attention_check_is_given_and_a_matching_answer_is_recorded_as_passed():
     study = _study(attention_check_rate=0.5, tasks_per_session=12)
     _items(study, 12)
     (gold,) = _gold(study)
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     given = _run(rater, session, funniness=1)
     checks = [a for a in given if a.is_attention_check]
     assert [a.item_id for a in checks] == [gold.pk]
@@ -427,7 +413,7 @@ def test_attention_check_answered_outside_the_expected_answers_is_recorded_as_fa
     study = _study(attention_check_rate=0.5, tasks_per_session=12)
     _items(study, 12)
     (gold,) = _gold(study)
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     _run(rater, session, funniness=6)
     check = Assignment.objects.get(rater=rater, is_attention_check=True)
     assert check.item_id == gold.pk
@@ -440,7 +426,7 @@ def test_attention_checks_appear_at_about_the_study_rate():
     _gold(study, 40)
     given: list[Assignment] = []
     for background in ("technical", "content_operations", "administrative_support"):
-        rater, session = _enroll(study, background)
+        rater, session = enroll(study, background)
         given += _run(rater, session, funniness=2)
     assert len(given) == 90
     checks = sum(a.is_attention_check for a in given)
@@ -457,7 +443,7 @@ def test_no_attention_checks_at_rate_zero_and_gold_items_are_never_ordinary_task
     study = _study(attention_check_rate=0, tasks_per_session=500)
     items = _items(study, 6)
     _gold(study, 3)
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     given = _run(rater, session)
     assert not any(a.is_attention_check for a in given)
     assert {a.item_id for a in given} == {item.pk for item in items}
@@ -483,7 +469,7 @@ def _twin(slug: str) -> Study:
 def _sequence(study: Study) -> list[list[tuple[str, str, str | None, bool]]]:
     sessions = []
     for pid, background in (("PID-A", "technical"), ("PID-B", "content_operations")):
-        rater, session = _enroll(study, background, external_id=pid)
+        rater, session = enroll(study, background, external_id=pid)
         sessions.append(
             [
                 (
@@ -524,7 +510,7 @@ def test_a_different_seed_gives_a_different_sequence():
 def test_tasks_per_session_ends_the_session():
     study = _study(tasks_per_session=3)
     _items(study, 10)
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     given = _run(rater, session)
     assert len(given) == 3
     assert assignment_next(rater=rater, session=session) is None
@@ -553,7 +539,7 @@ def test_task_page_ends_the_session_as_completed_when_tasks_per_session_is_reach
 def test_an_expired_sessions_pending_task_becomes_expired():
     study = _study()
     _items(study, 3)
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     done = assignment_next(rater=rater, session=session)
     assert done is not None
     _answer(rater, done)

@@ -15,8 +15,9 @@ from apps.assignments import ranking_counts
 from apps.assignments.models import Assignment
 from apps.assignments.services import assignment_next
 from apps.raters.models import Rater, RaterSession
-from apps.raters.services import rater_enroll, rater_session_end
+from apps.raters.services import rater_session_end
 from apps.studies.models import Item, Study
+from tests.assignments.helpers import enroll
 from tests.factories import AssignmentFactory, ItemFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
@@ -43,18 +44,6 @@ def _study(kind: str, **fields: object) -> Study:
 
 def _items(study: Study, n: int, **fields: object) -> list[Item]:
     return [ItemFactory(study=study, external_id=f"j{i:03d}", **fields) for i in range(n)]
-
-
-def _enroll(study: Study, background: str = "technical") -> tuple[Rater, RaterSession]:
-    n = Rater.objects.filter(study=study).count() + 1
-    enrollment = rater_enroll(
-        study=study,
-        background=background,
-        age_band="25-34",
-        consent=True,
-        external_id=f"PID-{n:03d}",
-    )
-    return enrollment.rater, enrollment.session
 
 
 def _next(rater: Rater, session: RaterSession, callbacks_fixture) -> Assignment | None:  # type: ignore[no-untyped-def]
@@ -115,7 +104,7 @@ def test_this_process_adds_its_own_committed_tasks_to_the_kept_counts(
     load(study=study)  # kept from here on
     given = []
     for _ in range(3):
-        rater, session = _enroll(study)
+        rater, session = enroll(study)
         assignment = _next(rater, session, django_capture_on_commit_callbacks)
         assert assignment is not None
         given.append(assignment)
@@ -139,7 +128,7 @@ def test_this_process_spreads_its_own_tasks_on_kept_counts(django_capture_on_com
     ranking_counts.scorecards(study=study)
     chosen = []
     for _ in range(4):
-        rater, session = _enroll(study)
+        rater, session = enroll(study)
         assignment = _next(rater, session, django_capture_on_commit_callbacks)
         assert assignment is not None
         chosen.append(assignment.item_id)
@@ -152,13 +141,13 @@ def test_a_target_holds_when_the_kept_counts_are_behind(django_capture_on_commit
     ranking_counts.scorecards(study=study)  # kept: both items empty
     # Another process fills the first item; this one's kept counts do not know.
     AssignmentFactory(study=study, item=first, kind="scorecard", status="done")
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     given = _next(rater, session, django_capture_on_commit_callbacks)
     assert given is not None
     assert given.item_id == second.pk  # re-counted under the lock
     # Both full now, while the kept counts still show room on the first: no task, not a third
     # scorecard on it.
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     assert _next(rater, session, django_capture_on_commit_callbacks) is None
     per_item = Counter(
         Assignment.objects.filter(study=study, kind="scorecard").values_list("item_id", flat=True)
@@ -171,7 +160,7 @@ def test_nothing_left_is_decided_on_fresh_counts(kind, django_capture_on_commit_
     # The kept counts say the only item is full; its holder's session timed out since: the rater gets it.
     study = _study(kind, target_scorecards_per_item=1, turing_judgments_per_item=1)
     item = _items(study, 1)[0]
-    holder, holder_session = _enroll(study)
+    holder, holder_session = enroll(study)
     held = _next(holder, holder_session, django_capture_on_commit_callbacks)
     assert held is not None
     assert held.item_id == item.pk
@@ -180,7 +169,7 @@ def test_nothing_left_is_decided_on_fresh_counts(kind, django_capture_on_commit_
     counts = kept.counts[0] if kind == "scorecard" else kept.counts
     assert (kept.kept, counts[item.pk]) == (True, 1)
     rater_session_end(session=holder_session, reason=RaterSession.EndReason.TIMED_OUT)
-    rater, session = _enroll(study, "content_operations")
+    rater, session = enroll(study, "content_operations")
     given = _next(rater, session, django_capture_on_commit_callbacks)
     assert given is not None
     assert given.item_id == item.pk
@@ -193,11 +182,11 @@ def test_a_pair_is_still_found_when_the_kept_counts_say_every_item_is_paired_eno
         "pair", pair_appearances_per_item=1, pair_min_opponents=1, adaptive_pairing=False
     )
     _items(study, 2, topic="cats")
-    holder, holder_session = _enroll(study)
+    holder, holder_session = enroll(study)
     assert _next(holder, holder_session, django_capture_on_commit_callbacks) is not None
     assert ranking_counts.pairs(study=study).kept  # both items paired enough, as kept
     rater_session_end(session=holder_session, reason=RaterSession.EndReason.TIMED_OUT)
-    rater, session = _enroll(study)
+    rater, session = enroll(study)
     given = _next(rater, session, django_capture_on_commit_callbacks)
     assert given is not None
     assert given.kind == "pair"
