@@ -169,7 +169,8 @@ def coefficients_of(row: FunnyScoreCalibration) -> calib.Coefficients:
 
 
 def screening_pool(*, study: Study) -> QuerySet[Item]:
-    """What a screening run screens: candidates, and candidates held by the offense filter, in a deterministic order."""
+    """What a screening run screens: candidates, and candidates held by the offense filter, in
+    a deterministic order."""
     return (
         Item.objects.filter(study=study)
         .filter(

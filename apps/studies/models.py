@@ -41,15 +41,18 @@ class Rubric(TimeStampedModel):
     def __str__(self) -> str:
         return self.name
 
+    @staticmethod
+    def mark_changed(rubric_ids: Iterable[int | None]) -> None:
+        """Move these rubrics' `updated_at`: their questions changed, and each process keeps a
+        rubric's questions under that stamp (selectors.study_questions)."""
+        ids = {pk for pk in rubric_ids if pk is not None}
+        if ids:
+            Rubric.objects.filter(pk__in=ids).update(updated_at=timezone.now())
+
 
 class QuestionQuerySet(models.QuerySet["Question"]):
-    """Bulk writes move their rubrics' `updated_at`, as saving one question does (signals.py):
-    each process keeps a rubric's questions under that stamp (selectors.study_questions), and
-    a bulk write sends no signal. `bulk_update` goes through `update`."""
-
-    def _touch(self, rubric_ids: set[int]) -> None:
-        if rubric_ids:
-            Rubric.objects.filter(pk__in=rubric_ids).update(updated_at=timezone.now())
+    """Bulk writes mark their rubrics changed, as saving one question does (signals.py): a
+    bulk write sends no signal. `bulk_update` goes through `update`."""
 
     def update(self, **kwargs: Any) -> int:
         # Read first: the update may move questions to another rubric, and both have changed.
@@ -58,7 +61,7 @@ class QuestionQuerySet(models.QuerySet["Question"]):
         moved_to = kwargs.get("rubric_id", kwargs.get("rubric"))
         if moved_to is not None:
             rubric_ids.add(getattr(moved_to, "pk", moved_to))
-        self._touch(rubric_ids)
+        Rubric.mark_changed(rubric_ids)
         return changed
 
     def bulk_create(
@@ -78,7 +81,7 @@ class QuestionQuerySet(models.QuerySet["Question"]):
             update_fields=update_fields,
             unique_fields=unique_fields,
         )
-        self._touch({question.rubric_id for question in created})
+        Rubric.mark_changed(question.rubric_id for question in created)
         return created
 
 

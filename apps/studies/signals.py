@@ -11,24 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models.signals import m2m_changed, post_delete, post_save
-from django.utils import timezone
 
 from apps.studies.models import Question, Rubric
 
 
-def _touch_rubric(rubric_id: int | None) -> None:
-    if rubric_id is not None:
-        Rubric.objects.filter(pk=rubric_id).update(updated_at=timezone.now())
-
-
 def _question_saved_or_deleted(sender: type[Question], instance: Question, **kwargs: Any) -> None:
     if not kwargs.get("raw"):
-        _touch_rubric(instance.rubric_id)
+        Rubric.mark_changed([instance.rubric_id])
 
 
 def _prerequisites_changed(sender: Any, instance: Any, action: str, **kwargs: Any) -> None:
     if action.startswith("post_") and isinstance(instance, Question):
-        _touch_rubric(instance.rubric_id)
+        Rubric.mark_changed([instance.rubric_id])
 
 
 def connect() -> None:

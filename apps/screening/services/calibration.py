@@ -2,8 +2,8 @@
 
 The fit is pure (`apps.screening.calibration`); this module computes the features it needs and
 stores the result. Its rows, and which stored calibration scores an item, are read in
-`apps.screening.selectors`. Its one random step, the order of the cross-validation folds, uses the study's
-`random_seed`, so refitting the data a stored hash names gives the same numbers.
+`apps.screening.selectors`. Its one random step, the order of the cross-validation folds, uses
+the study's `random_seed`, so refitting the data a stored hash names gives the same numbers.
 """
 
 from __future__ import annotations
