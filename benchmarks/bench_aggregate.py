@@ -26,7 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # common fixes the BLAS threads before numpy is first imported (numpy is imported lazily here).
-from common import make_study, setup_django
+from common import make_full_study, make_study, setup_django
 
 
 def _naive_bt_round_seconds(study: Any, rounds: int, seed: int) -> float:
@@ -107,15 +107,7 @@ def main() -> None:
 
     rss_before = _peak_rss_mb()
     t = time.perf_counter()
-    full_study = make_study(
-        "bench-full",
-        n_items=2000 // scale,
-        n_raters=600 // scale,
-        n_scorecards=50_000 // scale,
-        n_pairs=100_000 // scale,
-        topic_size=20,
-        seed=12,
-    )
+    full_study = make_full_study("bench-full", scale=scale, seed=12)
     print(
         f"(b) built {2000 // scale} items, {200_000 // scale} scorecard answers, {100_000 // scale} pairs "
         f"in {time.perf_counter() - t:.1f} s"

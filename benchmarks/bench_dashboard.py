@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import make_study, setup_django
+from common import make_full_study, setup_django
 
 
 def _median_ms(client, url: str, repeat: int) -> tuple[float, int, int]:  # type: ignore[no-untyped-def]
@@ -59,15 +59,7 @@ def main() -> None:
     from apps.studies.services import study_member_add
 
     start = time.perf_counter()
-    study = make_study(
-        "bench-dash",
-        n_items=2000 // scale,
-        n_raters=600 // scale,
-        n_scorecards=50_000 // scale,
-        n_pairs=100_000 // scale,
-        topic_size=20,
-        seed=21,
-    )
+    study = make_full_study("bench-dash", scale=scale, seed=21)
     study_aggregate(study=study, rounds=200, seed=1)
     print(f"built and aggregated the study in {time.perf_counter() - start:.1f} s")
     user = get_user_model().objects.create_user("bench", password="bench-password-1")

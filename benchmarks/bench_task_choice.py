@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import make_study, setup_django
+from common import make_full_study, setup_django
 
 MODES = (("fresh", 0.0), ("kept", 5.0))
 KINDS = ("scorecard", "turing", "pair")
@@ -51,15 +51,7 @@ def main() -> None:
     from apps.studies.models import Study
 
     started = time.perf_counter()
-    study = make_study(
-        "bench-choice",
-        n_items=2000 // scale,
-        n_raters=600 // scale,
-        n_scorecards=50_000 // scale,
-        n_pairs=100_000 // scale,
-        topic_size=20,
-        seed=21,
-    )
+    study = make_full_study("bench-choice", scale=scale, seed=21)
     Study.objects.filter(pk=study.pk).update(
         status=Study.Status.OPEN,
         target_scorecards_per_item=1000,

@@ -162,3 +162,18 @@ def make_study(
                 )
         PairJudgment.objects.bulk_create(pairs, batch_size=5000)
     return study
+
+
+def make_full_study(slug: str, *, scale: int, seed: int) -> Any:
+    """The study of the aggregation, page and task-choice benchmarks: 2,000 items, 600 raters,
+    50,000 scorecards (200,000 answers) and 100,000 pair judgments in topics of 20, divided by
+    `scale` (10 for --quick)."""
+    return make_study(
+        slug,
+        n_items=2000 // scale,
+        n_raters=600 // scale,
+        n_scorecards=50_000 // scale,
+        n_pairs=100_000 // scale,
+        topic_size=20,
+        seed=seed,
+    )
