@@ -21,6 +21,13 @@ def _names(study: Study) -> list[str]:
     return [q.name for q in study_questions(study=_fresh(study))]
 
 
+def _groan(rubric: Rubric) -> Question:
+    """A third question for a rubric that has two (unsaved)."""
+    return Question(
+        rubric=rubric, name="groan", position=3, kind=Question.Kind.BINARY, min_value=0, max_value=1
+    )
+
+
 def _own_rubric() -> Study:
     rubric = Rubric.objects.create(slug="own", name="Own", kind=Rubric.Kind.HUMOR)
     for position, name in enumerate(["wit", "punch"], start=1):
@@ -54,14 +61,7 @@ def test_saving_adding_and_deleting_a_question_are_seen_at_once():
     wit.max_value = 7
     wit.save()
     assert [q.max_value for q in study_questions(study=_fresh(study))] == [7, 5]
-    Question.objects.create(
-        rubric=study.rubric,
-        name="groan",
-        position=3,
-        kind=Question.Kind.BINARY,
-        min_value=0,
-        max_value=1,
-    )
+    _groan(study.rubric).save()
     assert _names(study) == ["wit", "punch", "groan"]
     Question.objects.get(rubric=study.rubric, name="punch").delete()
     assert _names(study) == ["wit", "groan"]
@@ -95,18 +95,7 @@ def test_bulk_updates_and_bulk_creates_are_seen_at_once():
     wit.max_value = 4
     Question.objects.bulk_update([wit], ["max_value"])
     assert [q.max_value for q in study_questions(study=_fresh(study))] == [4, 6]
-    Question.objects.bulk_create(
-        [
-            Question(
-                rubric=study.rubric,
-                name="groan",
-                position=3,
-                kind=Question.Kind.BINARY,
-                min_value=0,
-                max_value=1,
-            )
-        ]
-    )
+    Question.objects.bulk_create([_groan(study.rubric)])
     assert _names(study) == ["wit", "punch", "groan"]
 
 
