@@ -65,6 +65,15 @@ def test_database_and_redis_urls_select_postgresql_and_redis():
         ),
         ({"DEBUG": "1", "BOOTSTRAP_ROUNDS": "3"}, "BOOTSTRAP_ROUNDS must be at least 10"),
         ({"DEBUG": "1", "DATABASE_URL": "nonsense://x"}, "DATABASE_URL"),
+        (
+            {"DEBUG": "1", "TASK_COUNTS_MAX_AGE_SECONDS": "-1"},
+            "TASK_COUNTS_MAX_AGE_SECONDS must be at least 0",
+        ),
+        (
+            {"DEBUG": "1", "TASK_COUNTS_MAX_AGE_SECONDS": "inf"},
+            "TASK_COUNTS_MAX_AGE_SECONDS must be a finite number",
+        ),
+        ({"DEBUG": "1", "LLM_JUDGE_TIMEOUT_SECONDS": "nan"}, "must be a finite number"),
     ],
 )
 def test_malformed_values_stop_the_process_with_the_setting_named(env, message):
