@@ -35,7 +35,8 @@ $(MO): locale/zh_Hans/LC_MESSAGES/django.po | $(VENV)/.installed
 		exit 1; \
 	fi
 
-# SQLite and kombu's filesystem broker: no services needed.
+# SQLite and kombu's filesystem broker: no services needed. seed_demo and rundemo live in
+# apps/demo.
 demo: export DEBUG ?= 1
 demo: $(VENV)/.installed $(MO)
 	$(PY) manage.py migrate --noinput

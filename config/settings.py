@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "apps.exclusions",
     "apps.content",
     "apps.api",
+    "apps.demo",
 ]
 
 MIDDLEWARE = [

@@ -8,9 +8,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.analysis.exports import FORMATS, render
 from apps.analysis.selectors import study_result_get
 from apps.core.commands import command_errors
+from apps.reports import services
 from apps.studies.selectors import study_get_by_slug
 
-# Built by apps/reports (the same code as the dashboard's export jobs).
+# Built here in apps/reports, by the same code as the dashboard's export jobs.
 REPORT_FORMATS = ("xlsx", "raw", "tables", "report-html", "report-pdf")
 
 
@@ -71,8 +72,6 @@ class Command(BaseCommand):
         return path
 
     def _report_format(self, slug: str, fmt: str, path: Path | None, table: str | None) -> None:
-        from apps.reports import services
-
         with command_errors():
             study = study_get_by_slug(slug=slug)
             if table is not None:
