@@ -36,11 +36,11 @@ def setup_django(postgres: bool) -> None:
         }
     )
     if postgres:
+        # Its own name per checkout when several run on one machine (BENCH_DB_NAME).
+        name = os.environ.get("BENCH_DB_NAME", "laughlab_bench")
         for command in (["dropdb", "--if-exists"], ["createdb"]):
-            subprocess.run(
-                [*command, "-h", "127.0.0.1", "-U", "postgres", "laughlab_bench"], check=True
-            )
-        os.environ["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/laughlab_bench"
+            subprocess.run([*command, "-h", "127.0.0.1", "-U", "postgres", name], check=True)
+        os.environ["DATABASE_URL"] = f"postgres://postgres@127.0.0.1:5432/{name}"
     else:
         os.environ["DATABASE_URL"] = f"sqlite:///{folder / 'bench.sqlite3'}"
     import django

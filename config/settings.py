@@ -6,6 +6,7 @@ README with its default.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -265,7 +266,14 @@ LLM_JUDGE_TIMEOUT_SECONDS = env_float("LLM_JUDGE_TIMEOUT_SECONDS", 30.0, minimum
 # Demo: the researcher account `seed_demo` creates.
 DEMO_RESEARCHER_USERNAME = env_str("DEMO_RESEARCHER_USERNAME", "researcher")
 DEMO_RESEARCHER_PASSWORD = env_str("DEMO_RESEARCHER_PASSWORD", "laughlab-demo")
-PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000")
+# Base of the links researchers copy for raters; empty means the host and port of the request
+# that shows them (the demo's own port included).
+PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "").strip().rstrip("/")
+if PUBLIC_BASE_URL and not re.fullmatch(r"https?://[^/\s?#]+(/[^\s?#]*)?", PUBLIC_BASE_URL):
+    raise ImproperlyConfigured(
+        f"PUBLIC_BASE_URL must be an http:// or https:// address such as "
+        f"https://laughlab.example.org, got {PUBLIC_BASE_URL!r}"
+    )
 
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO")
 LOGGING = {

@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from apps.core.errors import DomainError, ImportRejected
+from apps.core.links import public_base, rater_links
 from apps.dashboard.access import study_view
 from apps.dashboard.forms import ItemsUploadForm, QuotaForm, StudyCreateForm, StudySettingsForm
 from apps.dashboard.selectors import study_progress
@@ -59,12 +60,7 @@ def study_new(request: HttpRequest) -> HttpResponse:
 
 
 def _links(request: HttpRequest, study: Study) -> dict[str, str]:
-    base = settings.PUBLIC_BASE_URL.rstrip("/") or request.build_absolute_uri("/").rstrip("/")
-    rater = f"{base}{reverse('raters:entry', args=[study.slug])}"
-    return {
-        "rater": rater,
-        "prolific": f"{rater}?PROLIFIC_PID={{{{%PROLIFIC_PID%}}}}&STUDY_ID={{{{%STUDY_ID%}}}}&SESSION_ID={{{{%SESSION_ID%}}}}",
-    }
+    return rater_links(base=public_base(request=request), slug=study.slug)
 
 
 @study_view

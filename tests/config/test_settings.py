@@ -74,6 +74,8 @@ def test_database_and_redis_urls_select_postgresql_and_redis():
             "TASK_COUNTS_MAX_AGE_SECONDS must be a finite number",
         ),
         ({"DEBUG": "1", "LLM_JUDGE_TIMEOUT_SECONDS": "nan"}, "must be a finite number"),
+        ({"DEBUG": "1", "PUBLIC_BASE_URL": "laughlab.example.org"}, "PUBLIC_BASE_URL must be"),
+        ({"DEBUG": "1", "PUBLIC_BASE_URL": "https://a b.org"}, "PUBLIC_BASE_URL must be"),
     ],
 )
 def test_malformed_values_stop_the_process_with_the_setting_named(env, message):

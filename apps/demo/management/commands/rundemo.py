@@ -10,6 +10,29 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from apps.core.links import public_base, rater_links
+
+
+def banner(*, host: str, port: int, worker_pid: int) -> str:
+    """What the demo prints at start: the same links its pages show (apps.core.links)."""
+    base = public_base(host=host, port=port)
+    jokes = rater_links(base=base, slug="demo")["rater"]
+    articles = rater_links(base=base, slug="demo-content")["rater"]
+    return "\n".join(
+        [
+            "",
+            "LaughLab is running.",
+            f"  Researcher login: {base}/studies/  "
+            f"(user {settings.DEMO_RESEARCHER_USERNAME!r}, password {settings.DEMO_RESEARCHER_PASSWORD!r})",
+            f"  Admin:            {base}/admin/  (user 'admin', same password)",
+            f"  Rater link:       {jokes}  (jokes)",
+            f"                    {articles}  (articles)",
+            f"  Task worker:      pid {worker_pid} ({settings.CELERY_BROKER_URL.split(':')[0]} broker)",
+            "Press Ctrl-C to stop.",
+            "",
+        ]
+    )
+
 
 class Command(BaseCommand):
     help = "Run the web server with a Celery worker (and its beat) beside it; stop both together."
@@ -42,23 +65,7 @@ class Command(BaseCommand):
             ],
             env={**os.environ},
         )
-        base = f"http://{host}:{port}"
-        self.stdout.write(
-            "\n".join(
-                [
-                    "",
-                    "LaughLab is running.",
-                    f"  Researcher login: {base}/studies/  "
-                    f"(user {settings.DEMO_RESEARCHER_USERNAME!r}, password {settings.DEMO_RESEARCHER_PASSWORD!r})",
-                    f"  Admin:            {base}/admin/  (user 'admin', same password)",
-                    f"  Rater link:       {base}/s/demo/  (jokes)",
-                    f"                    {base}/s/demo-content/  (articles)",
-                    f"  Task worker:      pid {worker.pid} ({settings.CELERY_BROKER_URL.split(':')[0]} broker)",
-                    "Press Ctrl-C to stop.",
-                    "",
-                ]
-            )
-        )
+        self.stdout.write(banner(host=host, port=port, worker_pid=worker.pid))
         # A SIGTERM (not only Ctrl-C) must reach the `finally` below, or the worker outlives us.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
