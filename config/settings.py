@@ -152,9 +152,11 @@ SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 31_536_000, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
-SECURE_PROXY_SSL_HEADER = (
-    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_TLS_PROXY", False) else None
-)
+BEHIND_TLS_PROXY = env_bool("BEHIND_TLS_PROXY", False)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if BEHIND_TLS_PROXY else None
+# Proxies in front of the web server that append to X-Forwarded-For; the client's address is the
+# entry the outermost of them wrote (the rightmost one not written by a trusted proxy).
+TRUSTED_PROXY_HOPS = env_int("TRUSTED_PROXY_HOPS", 1 if BEHIND_TLS_PROXY else 0, minimum=0)
 X_FRAME_OPTIONS = "DENY"
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -165,6 +167,9 @@ CSP_RELAXED_PATHS = env_list("CSP_RELAXED_PATHS", ["/admin/", "/api/v1/docs/"])
 # answers per rater. Counted in the cache: Redis when REDIS_URL is set.
 RATE_LIMIT_ENROLL = env_str("RATE_LIMIT_ENROLL", "30/m")
 RATE_LIMIT_SUBMIT = env_str("RATE_LIMIT_SUBMIT", "120/m")
+# Failed logins per account name (whether or not it exists) and per client address.
+RATE_LIMIT_LOGIN_ACCOUNT = env_str("RATE_LIMIT_LOGIN_ACCOUNT", "10/h")
+RATE_LIMIT_LOGIN_ADDRESS = env_str("RATE_LIMIT_LOGIN_ADDRESS", "50/h")
 # How long a web process ranks task candidates on the counts it read before (seconds; 0 counts
 # afresh for every task). Targets are re-counted exactly under the chosen item's lock whatever
 # this is; see apps/assignments/ranking_counts.py.
@@ -207,7 +212,13 @@ SPECTACULAR_SETTINGS = {
 REDIS_URL = env_str("REDIS_URL")
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            # Only rate limits live in the cache: an unreachable Redis must cost a request
+            # little time before the limiter falls back to counting per process.
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "laughlab"}
     )

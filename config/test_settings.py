@@ -22,6 +22,8 @@ STORAGES = {
 # Counters would carry over between tests in one process; the rate-limit tests turn them on.
 RATE_LIMIT_ENROLL = "0"
 RATE_LIMIT_SUBMIT = "0"
+RATE_LIMIT_LOGIN_ACCOUNT = "0"
+RATE_LIMIT_LOGIN_ADDRESS = "0"
 # Every ranking counts afresh, so each test sees the counts its own rows make; the tests of the
 # kept counts (tests/assignments/test_ranking_counts.py) turn them on.
 TASK_COUNTS_MAX_AGE_SECONDS = 0.0

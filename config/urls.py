@@ -6,11 +6,13 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from apps.assignments import views as task_views
+from apps.core.auth import ThrottledAdminAuthenticationForm, ThrottledLoginView
 from apps.judgments import api as judgment_api
 from apps.raters import views as rater_views
 
 admin.site.site_header = "LaughLab administration"
 admin.site.site_title = "LaughLab"
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 rater_patterns = [
     path("", rater_views.study_entry, name="entry"),
@@ -29,6 +31,7 @@ rater_api_patterns = [
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="dashboard:study_list", permanent=False)),
     path("admin/", admin.site.urls),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("studies/", include("apps.dashboard.urls")),
     path("studies/<slug:slug>/exports/", include("apps.reports.urls")),

@@ -17,6 +17,8 @@ class CoreConfig(AppConfig):
         # A malformed rate stops the process at start, like every other setting.
         parse_rate(settings.RATE_LIMIT_ENROLL)
         parse_rate(settings.RATE_LIMIT_SUBMIT)
+        parse_rate(settings.RATE_LIMIT_LOGIN_ACCOUNT)
+        parse_rate(settings.RATE_LIMIT_LOGIN_ADDRESS)
         # kombu's filesystem transport needs its folders before the first send or poll; the
         # web process and the demo worker may start in either order, so both make sure.
         if settings.CELERY_BROKER_URL.startswith("filesystem://"):

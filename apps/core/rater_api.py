@@ -10,6 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.middleware.csrf import CsrfViewMiddleware
+from django.utils.translation import gettext as _
 from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.views import APIView
@@ -36,9 +37,7 @@ class RaterAPIView(APIView):
                 raise exceptions.PermissionDenied(f"CSRF check failed: {reason}")
             # Per browser session (one rater); a client without one is counted by address.
             session_key = request._request.session.session_key
-            key = session_key or client_address(
-                request.META, behind_proxy=settings.SECURE_PROXY_SSL_HEADER is not None
-            )
+            key = session_key or client_address(request.META)
             rate_limit_check(
-                scope="submit", key=key, rate=settings.RATE_LIMIT_SUBMIT, what="answers"
+                scope="submit", key=key, rate=settings.RATE_LIMIT_SUBMIT, what=_("answers")
             )

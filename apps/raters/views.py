@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
 from apps.core.errors import DomainError, SessionExpired
@@ -60,11 +61,9 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         rate_limit_check(
             scope="enroll",
-            key=client_address(
-                request.META, behind_proxy=settings.SECURE_PROXY_SSL_HEADER is not None
-            ),
+            key=client_address(request.META),
             rate=settings.RATE_LIMIT_ENROLL,
-            what="enrolment attempts",
+            what=_("enrolment attempts"),
         )
         if form.is_valid():
             try:
