@@ -6,6 +6,7 @@ README with its default.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ INSTALLED_APPS = [
     "apps.screening",
     "apps.exclusions",
     "apps.content",
+    "apps.generation",
     "apps.api",
     "apps.demo",
 ]
@@ -89,6 +91,21 @@ TEMPLATES = [
         },
     }
 ]
+
+
+def _json_object(name: str) -> dict[str, str]:
+    raw = env_str(name, "").strip()
+    if not raw:
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a JSON object: {exc}") from None
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ImproperlyConfigured(f"{name} must be a JSON object of strings")
+    return value
 
 
 def _database_config() -> dict[str, Any]:
@@ -273,6 +290,15 @@ LLM_JUDGE_URL = env_str("LLM_JUDGE_URL", "")
 LLM_JUDGE_MODEL = env_str("LLM_JUDGE_MODEL", "")
 LLM_JUDGE_API_KEY = env_str("LLM_JUDGE_API_KEY", "")
 LLM_JUDGE_TIMEOUT_SECONDS = env_float("LLM_JUDGE_TIMEOUT_SECONDS", 30.0, minimum=0.1)
+
+# Generation (apps.generation). API keys per endpoint URL, as a JSON object
+# {"https://api.example.com/v1": "sk-..."}: a key is sent only to the URL it is listed for.
+GENERATION_API_KEYS = _json_object("GENERATION_API_KEYS")
+# The local causal language model directory the worker runs ("" = no local generator).
+GENERATION_LOCAL_MODEL_PATH = env_str("GENERATION_LOCAL_MODEL_PATH", "")
+# Backoff before retrying a 429, a 5xx or a timeout: base * 2^attempt seconds, capped.
+GENERATION_BACKOFF_SECONDS = env_float("GENERATION_BACKOFF_SECONDS", 1.0, minimum=0.0)
+GENERATION_MAX_BACKOFF_SECONDS = env_float("GENERATION_MAX_BACKOFF_SECONDS", 30.0, minimum=0.0)
 
 # Demo: the researcher account `seed_demo` creates.
 DEMO_RESEARCHER_USERNAME = env_str("DEMO_RESEARCHER_USERNAME", "researcher")
