@@ -38,6 +38,7 @@ urlpatterns = [
     path("studies/<slug:slug>/screening/", include("apps.screening.urls")),
     path("studies/<slug:slug>/exclusions/", include("apps.exclusions.urls")),
     path("studies/<slug:slug>/content/", include("apps.content.urls")),
+    path("studies/<slug:slug>/generation/", include("apps.generation.urls")),
     path("i18n/", include("django.conf.urls.i18n")),
     path("s/<slug:slug>/", include((rater_patterns, "raters"))),
     path("api/v1/rater/<slug:slug>/", include((rater_api_patterns, "rater_api"))),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.urls import path, re_path
 
 from apps.api import views
+from apps.generation import api as generation
 
 app_name = "api"
 
@@ -36,6 +37,35 @@ urlpatterns = [
         "studies/<slug:slug>/exclusions/<int:exclusion_id>/undo/",
         views.StudyExclusionUndoApi.as_view(),
         name="exclusion-undo",
+    ),
+    path(
+        "studies/<slug:slug>/prompt-sets/", generation.PromptSetsApi.as_view(), name="prompt-sets"
+    ),
+    path(
+        "studies/<slug:slug>/prompt-sets/<int:set_id>/",
+        generation.PromptSetApi.as_view(),
+        name="prompt-set",
+    ),
+    path("studies/<slug:slug>/models/", generation.EndpointsApi.as_view(), name="models"),
+    path(
+        "studies/<slug:slug>/generation-runs/",
+        generation.RunsApi.as_view(),
+        name="generation-runs",
+    ),
+    path(
+        "studies/<slug:slug>/generation-runs/<int:run_id>/",
+        generation.RunApi.as_view(),
+        name="generation-run",
+    ),
+    path(
+        "studies/<slug:slug>/generation-runs/<int:run_id>/cancel/",
+        generation.RunCancelApi.as_view(),
+        name="generation-run-cancel",
+    ),
+    path(
+        "studies/<slug:slug>/generation-runs/<int:run_id>/resume/",
+        generation.RunResumeApi.as_view(),
+        name="generation-run-resume",
     ),
     # Last: any other path under api/v1/ is a JSON 404 too, never the site's HTML page.
     re_path(r"^[\s\S]*$", views.no_endpoint, name="no-endpoint"),

@@ -28,6 +28,16 @@ RESEARCHER_OPERATIONS = {
     ("/api/v1/studies/{slug}/exclusions/", "get"),
     ("/api/v1/studies/{slug}/exclusions/", "post"),
     ("/api/v1/studies/{slug}/exclusions/{exclusion_id}/undo/", "post"),
+    ("/api/v1/studies/{slug}/prompt-sets/", "get"),
+    ("/api/v1/studies/{slug}/prompt-sets/", "post"),
+    ("/api/v1/studies/{slug}/prompt-sets/{set_id}/", "get"),
+    ("/api/v1/studies/{slug}/models/", "get"),
+    ("/api/v1/studies/{slug}/models/", "post"),
+    ("/api/v1/studies/{slug}/generation-runs/", "get"),
+    ("/api/v1/studies/{slug}/generation-runs/", "post"),
+    ("/api/v1/studies/{slug}/generation-runs/{run_id}/", "get"),
+    ("/api/v1/studies/{slug}/generation-runs/{run_id}/cancel/", "post"),
+    ("/api/v1/studies/{slug}/generation-runs/{run_id}/resume/", "post"),
 }
 RATER_OPERATIONS = {
     ("/api/v1/rater/{slug}/scorecards", "post"),
