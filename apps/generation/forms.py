@@ -161,8 +161,12 @@ class RunForm(forms.Form):
 
     def __init__(self, *args: Any, prompt_sets: Any = (), endpoints: Any = (), **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.fields["prompt_sets"].choices = [(s.pk, s.name) for s in prompt_sets]
-        self.fields["endpoints"].choices = [(e.pk, e.name) for e in endpoints]
+        sets_field = self.fields["prompt_sets"]
+        models_field = self.fields["endpoints"]
+        assert isinstance(sets_field, forms.TypedMultipleChoiceField)
+        assert isinstance(models_field, forms.TypedMultipleChoiceField)
+        sets_field.choices = [(s.pk, s.name) for s in prompt_sets]
+        models_field.choices = [(e.pk, e.name) for e in endpoints]
 
 
 class ResumeForm(forms.Form):

@@ -16,7 +16,9 @@ class PromptOut(serializers.ModelSerializer):
     id = serializers.CharField(source="external_id")
     lang = serializers.CharField(source="language")
     prompt = serializers.CharField(source="text")
-    context = serializers.ListField(child=serializers.DictField(child=serializers.CharField()))
+    context = serializers.ListField(  # type: ignore[assignment]
+        child=serializers.DictField(child=serializers.CharField())
+    )
     constraints = serializers.ListField(child=serializers.CharField())
 
     class Meta:
@@ -153,7 +155,7 @@ class ModelProgressOut(serializers.Serializer):
     waiting = serializers.IntegerField()
     running = serializers.IntegerField()
     intercept_reasons = serializers.DictField(child=serializers.IntegerField())
-    errors = _ErrorOut(many=True)
+    errors = _ErrorOut(many=True)  # type: ignore[assignment]
 
 
 class RunOut(serializers.ModelSerializer):
