@@ -5,12 +5,12 @@ The other formats (xlsx, tables, raw judgments, printable report) live in apps/r
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from typing import Any
 
 from apps.analysis.models import StudyResult
+from apps.core.spreadsheet import write_dict_rows
 
 FORMATS = ("json", "jsonl", "csv")
 
@@ -81,9 +81,6 @@ def render(result: StudyResult, fmt: str) -> str:
         return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     if fmt == "csv":
         buffer = io.StringIO()
-        if rows:
-            writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
+        write_dict_rows(buffer, rows)
         return buffer.getvalue()
     raise ValueError(f"unknown format {fmt!r}")

@@ -9,7 +9,6 @@ printable report rounds, for reading.
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
 import json
 import zipfile
@@ -23,6 +22,7 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 
 from apps.analysis.stats.inputs import Thresholds
+from apps.core.spreadsheet import SafeCsvWriter
 from apps.reports.tables import (
     PROVENANCE,
     Table,
@@ -44,11 +44,11 @@ def _cell(value: Any) -> Any:
 
 
 def write_csv(stream: IO[str], columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
-    writer = csv.writer(stream, lineterminator="\n")
+    writer = SafeCsvWriter(stream)
     writer.writerow(columns)
     count = 0
     for row in rows:
-        writer.writerow([_cell(value) for value in row])
+        writer.writerow(row)
         count += 1
     return count
 
@@ -120,11 +120,11 @@ def write_raw_csv(
     progress: Progress | None = None,
 ) -> int:
     """The tidy raw table, written row by row as the rows arrive (never all in memory)."""
-    writer = csv.writer(stream, lineterminator="\n")
+    writer = SafeCsvWriter(stream)
     writer.writerow(columns)
     count = 0
     for row in rows:
-        writer.writerow([_cell(value) for value in row])
+        writer.writerow(row)
         count += 1
         if progress is not None and total and count % RAW_PROGRESS_EVERY == 0:
             progress(min(99, int(100 * count / total)))

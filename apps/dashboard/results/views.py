@@ -16,7 +16,6 @@ leaderboard chart shows the top CHART_TOP and bottom CHART_BOTTOM items of one c
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +26,7 @@ from django.utils.translation import gettext as _
 from apps.analysis.models import AggregationState, StudyResult
 from apps.analysis.selectors import study_result_get
 from apps.core.errors import NotFound
+from apps.core.spreadsheet import SafeCsvWriter
 from apps.dashboard.access import study_view
 from apps.dashboard.results.agreement import (
     agreement_context,
@@ -104,18 +104,6 @@ CSV_NAMES = [
     "rater-quality",
     "safety",
 ]
-# Characters that make a spreadsheet read a cell as a formula (CSV injection).
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: Any) -> Any:
-    if value is None:
-        return ""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
-
-
 SECTION_CONTEXT: dict[str, Callable[[HttpRequest, Study, Payload], dict[str, Any]]] = {
     "leaderboard": leaderboard_context,
     "items": items_context,
@@ -222,7 +210,7 @@ def chart_data(request: HttpRequest, study: Study, name: str) -> HttpResponse:
     header, rows = table
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}.csv"'
-    writer = csv.writer(response)
+    writer = SafeCsvWriter(response, lineterminator="\r\n")
     writer.writerow(header)
-    writer.writerows([csv_cell(value) for value in row] for row in rows)
+    writer.writerows(rows)
     return response
