@@ -110,6 +110,7 @@ class StudyOut(StudySummaryOut):
     turing_judgments_per_item = serializers.IntegerField()
     attention_check_rate = serializers.FloatField()
     adaptive_pairing = serializers.BooleanField()
+    allow_cross_language_pairs = serializers.BooleanField()
     min_items_per_model = serializers.IntegerField()
     min_raters_per_item = serializers.IntegerField()
     prolific_completion_code = serializers.CharField()
@@ -150,6 +151,11 @@ class StudyConfigureIn(StrictSerializer):
     turing_judgments_per_item = _small()
     attention_check_rate = serializers.FloatField(required=False, help_text="0 to 0.5.")
     adaptive_pairing = serializers.BooleanField(required=False)
+    allow_cross_language_pairs = serializers.BooleanField(
+        required=False,
+        help_text="A/B pairs across languages for raters who read several; off by default. "
+        "Needs a study with several languages.",
+    )
     min_items_per_model = _small()
     min_raters_per_item = _small()
     prolific_completion_code = serializers.CharField(

@@ -7,8 +7,9 @@ Rules, in order:
 - scorecards go to the items furthest below their target, counting first the rater's own
   background group (balanced coverage), then the total;
 - Turing judgments only on items this rater has never been shown;
-- pairs are two items of the same topic (and level when possible) that this rater has not
-  compared, preferring items below their minimum pairings or opponents; with adaptive pairing,
+- every task is in a language the rater reads (Rater.languages);
+- pairs are two items of the same topic (and level when possible) and language (unless the
+  study allows cross-language pairs) that this rater has not compared, preferring items below their minimum pairings or opponents; with adaptive pairing,
   after a warm-up the most informative pair under the current Bradley-Terry estimates;
 - the item given out is locked (SELECT ... FOR NO KEY UPDATE SKIP LOCKED, the first free
   candidate in rank order) and its count re-read under the lock, so concurrent raters never
@@ -119,15 +120,19 @@ class _Candidate(NamedTuple):
     external_id: str
     topic: str
     level: str
+    language: str
 
 
-def _study_items(study: Study) -> list[_Candidate]:
+def _study_items(study: Study, rater: Rater) -> list[_Candidate]:
+    """The study's items this rater may be given: those in a language they read (every item
+    when they stated none: imported, or enrolled before raters were asked)."""
     rows = (
         Item.objects.filter(study=study, is_attention_check=False, stage=Item.Stage.STUDY)
         .order_by("external_id")
-        .values_list("pk", "external_id", "topic", "level")
+        .values_list("pk", "external_id", "topic", "level", "language")
     )
-    return [_Candidate(*row) for row in rows]
+    reads = set(rater.languages or ())
+    return [_Candidate(*row) for row in rows if not reads or row[4] in reads]
 
 
 def _choose_scorecard_item(
@@ -196,11 +201,18 @@ def _pair_need(
     return max(short_appearances, short_opponents)
 
 
-def _candidate_pairs(items: list[_Candidate], tasks: selectors.RaterTasks) -> list[tuple[int, int]]:
+def _candidate_pairs(
+    study: Study, items: list[_Candidate], tasks: selectors.RaterTasks
+) -> list[tuple[int, int]]:
+    """Pairs of one topic and level, or of one topic across levels when there are none; both
+    items in one language unless the study allows cross-language pairs (`items` are already
+    only those in the rater's languages)."""
     compared = tasks.pairs_compared()
-    by_topic: dict[tuple[str, str], list[int]] = {}
+    within_language = not study.allow_cross_language_pairs
+    by_topic: dict[tuple[str, str, str], list[int]] = {}
     for item in items:
-        by_topic.setdefault((item.topic, item.level), []).append(item.pk)
+        language = item.language if within_language else ""
+        by_topic.setdefault((item.topic, item.level, language), []).append(item.pk)
     pairs = [
         (a, b)
         for members in by_topic.values()
@@ -210,9 +222,10 @@ def _candidate_pairs(items: list[_Candidate], tasks: selectors.RaterTasks) -> li
     ]
     if not pairs:
         # Same topic across levels when a topic has one item per level.
-        by_topic_only: dict[str, list[int]] = {}
+        by_topic_only: dict[tuple[str, str], list[int]] = {}
         for item in items:
-            by_topic_only.setdefault(item.topic, []).append(item.pk)
+            language = item.language if within_language else ""
+            by_topic_only.setdefault((item.topic, language), []).append(item.pk)
         pairs = [
             (a, b)
             for members in by_topic_only.values()
@@ -269,7 +282,7 @@ def _choose_pair(
     tasks: selectors.RaterTasks,
     rng: np.random.Generator,
 ) -> tuple[int, int, str] | None:
-    pairs = _candidate_pairs(items, tasks)
+    pairs = _candidate_pairs(study, items, tasks)
     if not pairs:
         return None
     for fresh in (False, True):
@@ -322,14 +335,15 @@ def _choose_pair_by(
 
 def _choose_attention_item(study: Study, rater: Rater, tasks: selectors.RaterTasks) -> int | None:
     done = {task.item_id for task in tasks.tasks}
+    reads = set(rater.languages or ())
     gold = [
         (_tiebreak(study, rater, external_id), pk)
-        for pk, external_id in Item.objects.filter(
+        for pk, external_id, language in Item.objects.filter(
             study=study, is_attention_check=True, stage=Item.Stage.STUDY
         )
         .order_by()
-        .values_list("pk", "external_id")
-        if pk not in done
+        .values_list("pk", "external_id", "language")
+        if pk not in done and (not reads or language in reads)
     ]
     return min(gold)[1] if gold else None
 
@@ -440,7 +454,7 @@ def _assignment_next(
             }
     all_locked = False
     if fields is None:
-        items = _study_items(study)
+        items = _study_items(study, rater)
         for kind in _kind_order(study, rng):
             try:
                 fields = _choose_kind(kind, study, rater, items, tasks, rng)

@@ -40,6 +40,7 @@ class StudySettingsForm(forms.ModelForm):
             "turing_judgments_per_item": _("Turing judgments per item"),
             "attention_check_rate": _("Attention check rate"),
             "adaptive_pairing": _("Adaptive pairing"),
+            "allow_cross_language_pairs": _("Allow cross-language pairs"),
             "min_items_per_model": _("Min items per model"),
             "min_raters_per_item": _("Min raters per item"),
             "prolific_completion_code": _("Prolific completion code"),

@@ -7,6 +7,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from apps.raters.models import AgeBand, BackgroundGroup
+from apps.studies import languages
 from apps.studies.models import Study
 
 AGE_LABELS = {
@@ -32,6 +33,19 @@ class EnrollForm(forms.Form):
 
     def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if study.asks_languages:
+            # Only asked when the study has several languages: tasks come in the ones chosen.
+            self.fields["languages"] = forms.MultipleChoiceField(
+                label=_("Which of these languages do you read well enough to judge humor?")
+                if study.rubric.kind == "humor"
+                else _("Which of these languages do you read well enough to judge writing?"),
+                help_text=_("You will only be shown texts in the languages you choose."),
+                choices=[(code, languages.name(code)) for code in study.languages],
+                initial=languages.from_interface(get_language(), study.languages),
+                widget=forms.CheckboxSelectMultiple,
+                error_messages={"required": _("Choose at least one language you read.")},
+            )
+            self.order_fields(["languages", "background", "age_band", "consent"])
         groups = BackgroundGroup.objects.filter(study=study).order_by("position", "code")
         background = self.fields["background"]
         age_band = self.fields["age_band"]

@@ -34,8 +34,10 @@ class BackgroundGroup(models.Model):
     label = models.JSONField(default=dict, help_text='Per language: {"en": ..., "zh": ...}.')
     position = models.PositiveSmallIntegerField(default=0)
     quota = models.PositiveIntegerField(null=True, blank=True)
-    # Places taken by enrolment. Only ever changed by a conditional UPDATE
-    # (`filled < quota`), never read-modify-write, so concurrent enrolments cannot overfill.
+    # Places taken by enrolment. In a study with one language, the raters enrolled, only ever
+    # changed by a conditional UPDATE (`filled < quota`). In a study with several, the quota
+    # counts per language (up to `quota` raters of the group for each language) and this is the
+    # places taken in the group's fullest language, set under the group's row lock.
     filled = models.PositiveIntegerField(default=0)
 
     class Meta:
@@ -65,7 +67,11 @@ class Rater(TimeStampedModel):
     )
     background = models.ForeignKey(BackgroundGroup, on_delete=models.PROTECT, related_name="raters")
     age_band = models.CharField(max_length=16, choices=AgeBand.choices, default=AgeBand.UNDISCLOSED)
+    # The interface language the rater enrolled in.
     language = models.CharField(max_length=16, blank=True)
+    # The study's languages this rater reads and is given work in, e.g. ["en", "zh"]. Empty: not
+    # stated (imported without it, or enrolled before raters were asked): no restriction.
+    languages = models.JSONField(default=list, blank=True)
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.ENROLLED)
     consent_at = models.DateTimeField(null=True, blank=True)
     prolific_study_id = models.CharField(max_length=64, blank=True)

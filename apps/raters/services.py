@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -12,6 +14,7 @@ from django.utils import timezone
 
 from apps.core.errors import DomainError, LineError, SessionExpired
 from apps.raters.models import AgeBand, BackgroundGroup, Rater, RaterSession
+from apps.studies.languages import normalise
 from apps.studies.models import Study
 
 
@@ -141,12 +144,69 @@ def _existing_enrollment(study: Study, external_id: str) -> Enrollment | None:
     return Enrollment(rater=rater, session=session, resumed=True)
 
 
+def _reading_languages(study: Study, languages: Sequence[str] | None) -> list[str]:
+    """The study languages a rater reads, in the study's order. A study with one language
+    asks nothing (its one language); one with several needs at least one of them. None (a
+    caller that did not ask, such as a script) means every language of the study."""
+    if languages is None:
+        return list(study.languages)
+    chosen = [normalise(code) for code in languages if isinstance(code, str)]
+    if len(chosen) != len(languages):
+        raise DomainError("languages must be language codes such as 'en'", field="languages")
+    unknown = sorted(set(chosen) - set(study.languages))
+    if unknown:
+        raise DomainError(
+            f"unknown language {unknown[0]!r}; this study's languages are "
+            + ", ".join(study.languages),
+            field="languages",
+        )
+    if not chosen:
+        if study.asks_languages:
+            raise DomainError(
+                "choose at least one of the study's languages that you read", field="languages"
+            )
+        return list(study.languages)
+    return [code for code in study.languages if code in chosen]
+
+
+def _take_places(study: Study, group: BackgroundGroup, languages: list[str]) -> list[str]:
+    """Take this rater's places in their group's quota; the languages they got a place in.
+
+    With one language the quota counts raters, taken by a conditional UPDATE (`filled <
+    quota`). With several it counts per language: up to `quota` raters of the group for each
+    language, so readers of one language cannot fill the places the other's items need. A
+    bilingual rater takes a place in each of their languages that has room and is given work
+    in those. Counted under the group's row lock (enrolments in one group queue for a moment),
+    quota or not, so `filled` always means the places taken in the group's fullest language.
+    """
+    if not study.asks_languages:
+        taken = (
+            BackgroundGroup.objects.filter(pk=group.pk)
+            .filter(Q(quota__isnull=True) | Q(filled__lt=F("quota")))
+            .update(filled=F("filled") + 1)
+        )
+        return languages if taken else []
+    locked = BackgroundGroup.objects.select_for_update().get(pk=group.pk)
+    per_language: Counter[str] = Counter()
+    enrolled = Rater.objects.filter(background=locked, origin=Rater.Origin.ENROLLED)
+    for codes in enrolled.values_list("languages", flat=True):
+        per_language.update(codes or ())
+    quota = locked.quota
+    room = [code for code in languages if quota is None or per_language[code] < quota]
+    if room:
+        per_language.update(room)
+        fullest = max(per_language[code] for code in study.languages)
+        BackgroundGroup.objects.filter(pk=locked.pk).update(filled=fullest)
+    return room
+
+
 def rater_enroll(
     *,
     study: Study,
     background: str,
     age_band: str,
     consent: bool,
+    languages: Sequence[str] | None = None,
     language: str = "",
     external_id: str | None = None,
     prolific_study_id: str = "",
@@ -157,8 +217,12 @@ def rater_enroll(
 
     A participant who comes back (same external id, e.g. a Prolific PID) gets their own session
     back and takes no second place. The quota is taken by a conditional UPDATE
-    (`filled < quota`), so with N places left and more than N people enrolling at once, exactly
-    N succeed.
+    (`filled < quota`), or per language under the group's lock in a study with several
+    languages (_take_places), so with N places left and more than N people enrolling at once,
+    exactly N succeed.
+
+    `languages` are the study languages the rater reads (required when the study has several);
+    `language` is the interface language they enrolled in.
     """
     now = now or timezone.now()
     if external_id:
@@ -179,14 +243,11 @@ def rater_enroll(
     group = BackgroundGroup.objects.filter(study=study, code=background).first()
     if group is None:
         raise DomainError(f"unknown background group {background!r}", field="background")
+    reads = _reading_languages(study, languages)
     try:
         with transaction.atomic():
-            taken = (
-                BackgroundGroup.objects.filter(pk=group.pk)
-                .filter(Q(quota__isnull=True) | Q(filled__lt=F("quota")))
-                .update(filled=F("filled") + 1)
-            )
-            if not taken:
+            places = _take_places(study, group, reads)
+            if not places:
                 raise StudyFull("this study is full for your group", field="background")
             rater = Rater.objects.create(
                 study=study,
@@ -194,6 +255,7 @@ def rater_enroll(
                 background=group,
                 age_band=age_band,
                 language=language[:16],
+                languages=places,
                 origin=Rater.Origin.ENROLLED,
                 consent_at=now,
                 prolific_study_id=prolific_study_id[:64],

@@ -72,6 +72,8 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
                     background=form.cleaned_data["background"],
                     age_band=form.cleaned_data["age_band"],
                     consent=form.cleaned_data["consent"],
+                    # The form asks only when the study has several languages.
+                    languages=form.cleaned_data.get("languages", []),
                     language=get_language() or "",
                     external_id=prolific.get("pid"),
                     prolific_study_id=prolific.get("study_id", ""),

@@ -6,7 +6,6 @@ service compares them with what is stored and writes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 from apps.core.errors import LineError
 from apps.core.fields import LineFields
 from apps.core.lines import Record
+from apps.studies.languages import LANGUAGE_CODE, normalise
 from apps.studies.models import Item
 
 ITEM_FIELDS = frozenset(
@@ -37,8 +37,6 @@ ITEM_FIELDS = frozenset(
 )
 # Cells of these columns hold JSON in CSV files.
 ITEM_JSON_COLUMNS = frozenset({"context", "generation", "attention_expected"})
-_LANG = re.compile(r"^[a-z]{2,3}(-[a-z0-9]{2,8})*$")
-_CHINESE = {"zh-cn", "zh-hans", "zh-sg", "cmn"}
 MAX_TEXT = 20_000
 
 
@@ -102,9 +100,8 @@ def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
     topic = fields.string("topic", max_length=128)
     language = fields.string("lang", max_length=16, default="en")
     if language is not None:
-        language = language.lower().replace("_", "-")
-        language = "zh" if language in _CHINESE else language
-        if not _LANG.match(language):
+        language = normalise(language)
+        if not LANGUAGE_CODE.match(language):
             fields.error("lang", f"must be a language code such as 'en' or 'zh', got {language!r}")
     context = _context(fields)
     scenario = fields.string("scenario", max_length=MAX_TEXT)

@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterable
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
@@ -160,6 +161,14 @@ class Study(TimeStampedModel):
     task_mix = models.JSONField(default=_default_task_mix)
     attention_check_rate = models.FloatField(default=0.05)
     adaptive_pairing = models.BooleanField(default=False)
+    # A/B pairs put two items of one language side by side unless this is on (a rater who reads
+    # both languages may then be shown one of each); a cross-language pair measures language.
+    allow_cross_language_pairs = models.BooleanField(
+        default=False,
+        help_text="Let raters who read several of the study's languages compare items across "
+        "languages in A/B pairs. Off by default: a cross-language pair measures language, not "
+        "humor.",
+    )
     min_items_per_model = models.PositiveSmallIntegerField(default=30)
     min_raters_per_item = models.PositiveSmallIntegerField(default=15)
     # Exclusion rules (apps.exclusions): thresholds, and whether their proposals apply themselves.
@@ -205,6 +214,26 @@ class Study(TimeStampedModel):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def asks_languages(self) -> bool:
+        """Raters say which of the study's languages they read only when it has several."""
+        return len(self.languages) > 1
+
+    def clean(self) -> None:
+        # The admin's form; the services check the same rules (study_create, study_configure).
+        from apps.studies.languages import languages_problem
+
+        problem = languages_problem(self.languages)
+        if problem:
+            raise ValidationError({"languages": problem})
+        if self.allow_cross_language_pairs and not self.asks_languages:
+            raise ValidationError(
+                {"allow_cross_language_pairs": CROSS_LANGUAGE_NEEDS_LANGUAGES},
+            )
+
+
+CROSS_LANGUAGE_NEEDS_LANGUAGES = _("Cross-language pairs need a study with several languages.")
 
 
 class Item(TimeStampedModel):

@@ -16,6 +16,7 @@ from apps.core.lines import Record, read_records
 from apps.raters.models import DEFAULT_BACKGROUNDS, BackgroundGroup
 from apps.screening.services.offense import offense_scan_items
 from apps.studies.importing import ITEM_JSON_COLUMNS, ItemRow, parse_items
+from apps.studies.languages import languages_problem
 from apps.studies.models import Item, Rubric, Study, StudyMembership
 
 ITEM_COMPARED_FIELDS = (
@@ -77,7 +78,15 @@ def study_create(
         raise Conflict(f"a study with slug {slug!r} already exists", field="slug")
     study = Study(slug=slug, name=name or slug, rubric=rubric, **settings)
     if languages is not None:
+        problem = languages_problem(languages)
+        if problem:
+            raise DomainError(problem, field="languages")
         study.languages = languages
+    if study.allow_cross_language_pairs and not study.asks_languages:
+        raise DomainError(
+            "cross-language pairs need a study with several languages",
+            field="allow_cross_language_pairs",
+        )
     try:
         with transaction.atomic():
             study.save()
@@ -174,6 +183,7 @@ EDITABLE_SETTINGS = (
     "turing_judgments_per_item",
     "attention_check_rate",
     "adaptive_pairing",
+    "allow_cross_language_pairs",
     "min_items_per_model",
     "min_raters_per_item",
     "prolific_completion_code",
@@ -235,6 +245,11 @@ def study_configure(
             raise DomainError(f"{what} must be from {low:g} to {high:g}", field=name)
     if not locked.name.strip():
         raise DomainError("the study needs a name", field="name")
+    if locked.allow_cross_language_pairs and not locked.asks_languages:
+        raise DomainError(
+            "cross-language pairs need a study with several languages",
+            field="allow_cross_language_pairs",
+        )
     locked.save()
     return locked
 

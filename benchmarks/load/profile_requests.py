@@ -137,6 +137,7 @@ def _walk(index: int, keep: bool, recorder: Recorder) -> None:
             "background": backgrounds[index % len(backgrounds)],
             "age_band": ages[index % len(ages)],
             "consent": "on",
+            "languages": run_load.LANGUAGE_RE.findall(page),
         },
     )
     if enrolled.status_code != 302:

@@ -173,6 +173,8 @@ CSRF_RE = re.compile(r"name=\"csrfmiddlewaretoken\" value=\"([^\"]+)\"")
 FIELDSET_RE = re.compile(r"<fieldset[^>]*data-question=\"(\w+)\"[^>]*>(.*?)</fieldset>", re.S)
 RADIO_RE = re.compile(r"<input type=\"radio\" name=\"(\w+)\" value=\"([^\"]+)\"")
 OPTION_RE = re.compile(r"<option value=\"([^\"]+)\"")
+# The languages a rater reads (asked only in a study with several): every one is ticked.
+LANGUAGE_RE = re.compile(r"<input type=\"checkbox\" name=\"languages\" value=\"([^\"]+)\"")
 
 
 @dataclass
@@ -257,7 +259,9 @@ async def run_rater(
                 "background": backgrounds[index % len(backgrounds)],
                 "age_band": ages[index % len(ages)],
                 "consent": "on",
-            }
+                "languages": LANGUAGE_RE.findall(page.text),
+            },
+            doseq=True,
         ).encode()
         enrolled = await client.request(
             "POST",

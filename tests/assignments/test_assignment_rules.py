@@ -522,7 +522,13 @@ def test_task_page_ends_the_session_as_completed_when_tasks_per_session_is_reach
     _items(study, 10)
     client = Client()
     client.post(
-        f"/s/{study.slug}/", {"background": "technical", "age_band": "25-34", "consent": "on"}
+        f"/s/{study.slug}/",
+        {
+            "background": "technical",
+            "age_band": "25-34",
+            "consent": "on",
+            "languages": ["en", "zh"],
+        },
     )
     rater = Rater.objects.get(study=study)
     for _ in range(2):

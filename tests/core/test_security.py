@@ -47,7 +47,12 @@ def test_the_admin_gets_its_own_relaxed_policy(admin_client):
 def test_enrolment_is_rate_limited_per_address_with_a_clear_429(open_study, settings):
     settings.RATE_LIMIT_ENROLL = "3/m"
     cache.clear()
-    form = {"background": "technical", "age_band": "25-34", "consent": "on"}
+    form = {
+        "background": "technical",
+        "age_band": "25-34",
+        "consent": "on",
+        "languages": ["en", "zh"],
+    }
     for _ in range(3):
         assert Client().post(f"/s/{open_study.slug}/", form).status_code == 302
     refused = Client().post(f"/s/{open_study.slug}/", form)
@@ -62,7 +67,13 @@ def test_answers_are_rate_limited_per_rater(open_study, settings):
     cache.clear()
     client = Client()
     client.post(
-        f"/s/{open_study.slug}/", {"background": "technical", "age_band": "25-34", "consent": "on"}
+        f"/s/{open_study.slug}/",
+        {
+            "background": "technical",
+            "age_band": "25-34",
+            "consent": "on",
+            "languages": ["en", "zh"],
+        },
     )
     page = client.get(f"/s/{open_study.slug}/task/").content.decode()
     csrf = client.cookies["csrftoken"].value
@@ -133,7 +144,13 @@ def test_cookies_are_http_only_and_secure_outside_debug(open_study):
     client = Client()
     client.get(f"/s/{open_study.slug}/")
     client.post(
-        f"/s/{open_study.slug}/", {"background": "technical", "age_band": "25-34", "consent": "on"}
+        f"/s/{open_study.slug}/",
+        {
+            "background": "technical",
+            "age_band": "25-34",
+            "consent": "on",
+            "languages": ["en", "zh"],
+        },
     )
     for name in ("sessionid", "csrftoken"):
         cookie = client.cookies[name]

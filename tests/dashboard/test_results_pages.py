@@ -130,7 +130,12 @@ def test_a_rater_browser_session_gives_no_access_to_results(results, demo_study,
     client = Client()
     client.post(
         f"/s/{demo_study.slug}/",
-        {"background": "technical", "age_band": "25-34", "consent": "on"},
+        {
+            "background": "technical",
+            "age_band": "25-34",
+            "consent": "on",
+            "languages": ["en", "zh"],
+        },
     )
     response = client.get(url(demo_study, page))
     assert response.status_code == 302

@@ -76,7 +76,13 @@ def test_a_rater_browser_session_gives_no_researcher_access(study, page):
     study.save()
     client = Client()
     client.post(
-        f"/s/{study.slug}/", {"background": "technical", "age_band": "25-34", "consent": "on"}
+        f"/s/{study.slug}/",
+        {
+            "background": "technical",
+            "age_band": "25-34",
+            "consent": "on",
+            "languages": ["en", "zh"],
+        },
     )
     response = client.get(f"/studies/{study.slug}/{'' if page == 'overview' else page + '/'}")
     assert response.status_code == 302

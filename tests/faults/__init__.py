@@ -21,7 +21,7 @@ from apps.raters.models import Rater
 from apps.studies.models import Study
 from tests.factories import ItemFactory, StudyFactory
 
-FORM = {"background": "technical", "age_band": "25-34", "consent": "on"}
+FORM = {"background": "technical", "age_band": "25-34", "consent": "on", "languages": ["en", "zh"]}
 ANSWERS: dict[str, dict[str, int]] = {
     "surprise": {"value": 3, "at_ms": 1000},
     "coherence": {"value": 4, "at_ms": 2000},

@@ -33,7 +33,12 @@ def _walk_session(client: Client, slug: str, bodies: list[str]) -> None:
     bodies.append(response.content.decode())
     response = client.post(
         f"/s/{slug}/",
-        {"background": "technical", "age_band": "25-34", "consent": "on"},
+        {
+            "background": "technical",
+            "age_band": "25-34",
+            "consent": "on",
+            "languages": ["en", "zh"],
+        },
         follow=True,
     )
     bodies.append(response.content.decode())

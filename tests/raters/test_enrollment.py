@@ -24,7 +24,7 @@ from tests.factories import ItemFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
 
-FORM = {"background": "technical", "age_band": "25-34", "consent": "on"}
+FORM = {"background": "technical", "age_band": "25-34", "consent": "on", "languages": ["en", "zh"]}
 
 
 def _enroll(study: Study, **overrides: object) -> object:
@@ -397,7 +397,13 @@ def test_opening_the_end_page_with_time_left_does_not_end_the_session():
     ItemFactory(study=study)
     client = Client()
     client.post(
-        f"/s/{study.slug}/", {"background": "technical", "age_band": "25-34", "consent": "on"}
+        f"/s/{study.slug}/",
+        {
+            "background": "technical",
+            "age_band": "25-34",
+            "consent": "on",
+            "languages": ["en", "zh"],
+        },
     )
     response = client.get(f"/s/{study.slug}/end/")
     assert response.status_code == 302
