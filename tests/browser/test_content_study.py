@@ -131,6 +131,9 @@ def goto(page: Page, url: str, screenshots: Any) -> None:
 def enroll(page: Page, study: Study) -> None:
     page.goto(f"/s/{study.slug}/")
     expect(page.locator("html")).to_have_attribute("lang", "en")
+    # The articles come in English and Chinese: this rater reads both (English is preselected).
+    expect(page.get_by_role("checkbox", name="English", exact=True)).to_be_checked()
+    page.get_by_role("checkbox", name="Chinese", exact=True).check()
     page.get_by_role("radio", name="Content / operations", exact=True).check()
     page.locator("#id_age_band").select_option("35-44")
     page.locator("#id_consent").check()

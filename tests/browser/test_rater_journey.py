@@ -74,6 +74,8 @@ JOKE_TURING = "The dog ate my homework, then filed a bug report about the taste.
 
 def _make_study(**overrides) -> Study:  # type: ignore[no-untyped-def]
     fields = {
+        # One language, so enrolment asks none (test_language_journey.py walks the question).
+        "languages": ["en"],
         "task_mix": {"scorecard": 1},
         "tasks_per_session": 4,
         "attention_check_rate": 0,

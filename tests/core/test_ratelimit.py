@@ -17,7 +17,7 @@ from tests.factories import ItemFactory, StudyFactory
 from tests.faults import free_port
 
 pytestmark = pytest.mark.django_db
-FORM = {"background": "technical", "age_band": "25-34", "consent": "on"}
+FORM = {"background": "technical", "age_band": "25-34", "consent": "on", "languages": ["en", "zh"]}
 
 
 @pytest.fixture(autouse=True)
