@@ -109,6 +109,15 @@ class RunProgress:
     def percent(self) -> int:
         return round(100 * self.finished / self.total) if self.total else 0
 
+    @property
+    def failed(self) -> int:
+        return sum(m.failed for m in self.models)
+
+    @property
+    def open(self) -> int:
+        """Outputs still to generate: waiting, in progress, or failed (resuming retries them)."""
+        return sum(m.waiting + m.running + m.failed for m in self.models)
+
 
 def run_progress(*, run: GenerationRun) -> RunProgress:
     """Counts per model and status, the errors per model, and interceptions by reason."""
