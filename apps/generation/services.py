@@ -318,16 +318,40 @@ def settings_api_key(url: str) -> str:
 # --- runs -----------------------------------------------------------------------------------------
 
 
-def _enqueue_lanes(run_id: int, lanes: list[tuple[int, int]]) -> None:
+# Seconds a lane keeps taking new outputs before it hands over to a fresh task; its time limit
+# adds the longest one output can take (its lease), so no limit cuts a call short.
+LANE_BUDGET_SECONDS = 300.0
+
+
+def lane_queue(*, run_id: int, endpoint_id: int, countdown: float = 0) -> None:
+    """Queue one lane of a run for an endpoint, with time limits that fit its longest output."""
     from apps.generation.tasks import generation_lane_task
 
+    endpoint = ModelEndpoint.objects.filter(pk=endpoint_id).first()
+    if endpoint is None:
+        return
+    soft = LANE_BUDGET_SECONDS + _lease_seconds(endpoint) + 30
+    generation_lane_task.apply_async(
+        (run_id, endpoint_id), countdown=countdown, soft_time_limit=soft, time_limit=soft + 60
+    )
+
+
+def _enqueue_lanes(run_id: int, lanes: list[tuple[int, int]]) -> None:
     for endpoint_id, count in lanes:
         for _ in range(count):
             try:
-                generation_lane_task.delay(run_id, endpoint_id)
+                lane_queue(run_id=run_id, endpoint_id=endpoint_id)
             except Exception:  # the broker is down: the run stays resumable
                 logger.warning("could not queue generation work of run %s", run_id, exc_info=True)
                 return
+
+
+def run_waits_on_leases(*, run_id: int) -> bool:
+    """A running run whose last outputs are held by workers: a lane that found nothing to take
+    looks again later, so an output whose worker died is taken over when its lease ends."""
+    return GenerationOutput.objects.filter(
+        run_id=run_id, run__status=GenerationRun.Status.RUNNING, status=Status.RUNNING
+    ).exists()
 
 
 def _lanes(run: GenerationRun) -> list[tuple[int, int]]:
@@ -449,8 +473,8 @@ def generation_run_resume(*, run: GenerationRun, api_key: str = "") -> Generatio
     never asked for again (one output per model, prompt and sample)."""
     locked = GenerationRun.objects.select_for_update().get(pk=run.pk)
     open_work = locked.outputs.filter(status__in=[Status.PENDING, Status.RUNNING, Status.FAILED])
-    if locked.status == GenerationRun.Status.RUNNING and not open_work.filter(status=Status.FAILED):
-        raise Conflict("the run is already running", field="status")
+    # A running run may be resumed too: its work is queued again (a worker may have died),
+    # and the claims keep every endpoint within its limit however many lanes there are.
     if not open_work.exists():
         raise Conflict("every output of this run is already generated", field="status")
     api_key = (api_key or "").strip()

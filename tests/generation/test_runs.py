@@ -356,3 +356,39 @@ def test_a_local_model_needs_the_server_setting(study: Study, settings: Any) -> 
     local = endpoint_save(study=study, values={"name": "local-lm", "kind": "local"})
     with pytest.raises(DomainError, match="GENERATION_LOCAL_MODEL_PATH"):
         start(study, [prompts], [local])
+
+
+def test_an_output_whose_worker_died_is_taken_over_when_its_lease_ends(
+    study: Study, provider: FakeProvider
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from apps.generation.services import run_waits_on_leases
+
+    prompts = make_set(study, single("p1", "cats"), single("p2", "dogs"))
+    model = make_endpoint(study, provider.url)
+    run = start(study, [prompts], [model], explain=False)
+    # A worker takes the first output and dies without storing it.
+    lost = output_claim(run_id=run.pk, endpoint_id=model.pk).output_id
+    assert lost is not None
+    assert generation_lane_work(run_id=run.pk, endpoint_id=model.pk, budget_seconds=60) == (
+        "finished"
+    )
+    # The other output is done; the lost one is still held, so the run waits (and its lane
+    # looks again later) instead of being marked done.
+    run.refresh_from_db()
+    assert run.status == GenerationRun.Status.RUNNING
+    assert run_waits_on_leases(run_id=run.pk)
+    GenerationOutput.objects.filter(pk=lost).update(
+        lease_until=timezone.now() - timedelta(seconds=1)
+    )
+    assert generation_lane_work(run_id=run.pk, endpoint_id=model.pk, budget_seconds=60) == (
+        "finished"
+    )
+    run.refresh_from_db()
+    assert run.status == GenerationRun.Status.DONE
+    assert not run_waits_on_leases(run_id=run.pk)
+    assert sorted(r["messages"][-1]["content"] for r in provider.requests) == ["cats", "dogs"]
+    assert Item.objects.filter(study=study).count() == 2
