@@ -126,7 +126,8 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
         item_safety_intercepted=np.array([row[6] for row in item_rows], dtype=bool),
         item_has_explanation=np.array([bool(row[7]) for row in item_rows], dtype=bool),
         rater_ids=[row[1] for row in rater_rows],
-        rater_group=[row[2] for row in rater_rows],
+        # "" where the background is unknown (imported raters that did not say).
+        rater_group=[row[2] or "" for row in rater_rows],
         groups=list(
             BackgroundGroup.objects.filter(study=study)
             .order_by("position", "code")

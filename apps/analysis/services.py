@@ -56,10 +56,16 @@ def _enqueue(study_id: int) -> None:
 class _EvidenceChanged:
     """The after-commit callback of study_results_request, tagged with its study."""
 
-    def __init__(self, study_id: int) -> None:
+    def __init__(self, study_id: int, *, inline: bool = True) -> None:
         self.study_id = study_id
+        self.inline = inline
 
     def __call__(self) -> None:
+        if not self.inline and settings.CELERY_TASK_ALWAYS_EAGER:
+            # An eager "queue" would compute the results right here, inside an import; mark
+            # them stale instead, for `manage.py aggregate` or the periodic sweep.
+            _state_touch(self.study_id)
+            return
         if _mark_and_claim(self.study_id):
             _enqueue(self.study_id)
 
@@ -82,8 +88,11 @@ def _mark_and_claim(study_id: int) -> bool:
     return bool(state.filter(scheduled=False).update(scheduled=True, scheduled_at=timezone.now()))
 
 
-def study_results_request(*, study_id: int) -> None:
+def study_results_request(*, study_id: int, inline: bool = True) -> None:
     """Evidence of this study changed: mark it, and queue one debounced run if none is queued.
+
+    `inline=False` (imports): never compute in this process, even when tasks run eagerly; the
+    results are marked stale and a worker or `manage.py aggregate` computes them once.
 
     Call inside the transaction that stored the evidence. The mark is written after commit, in
     its own one-statement transactions: a study has one AggregationState row, and updating it
@@ -93,12 +102,19 @@ def study_results_request(*, study_id: int) -> None:
     """
     connection = transaction.get_connection()
     if not connection.in_atomic_block:
-        _EvidenceChanged(study_id)()
+        _EvidenceChanged(study_id, inline=inline)()
         return
-    pending = [entry[1] for entry in connection.run_on_commit]
-    if any(isinstance(f, _EvidenceChanged) and f.study_id == study_id for f in pending):
-        return  # one mark per transaction is enough
-    transaction.on_commit(_EvidenceChanged(study_id))
+    pending = [
+        f
+        for _, f, _ in connection.run_on_commit
+        if isinstance(f, _EvidenceChanged) and f.study_id == study_id
+    ]
+    if pending:
+        # One mark per transaction is enough; a request that may queue a run wins over an
+        # import's mark-only one.
+        pending[0].inline = pending[0].inline or inline
+        return
+    transaction.on_commit(_EvidenceChanged(study_id, inline=inline))
 
 
 def study_results_recompute(*, study_id: int) -> None:

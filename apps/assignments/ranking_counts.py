@@ -91,7 +91,7 @@ def pairs(*, study: Study, fresh: bool = False) -> Ranking:
     )
 
 
-def _added(counts: Any, kind: str, item_id: int, right_id: int | None, group_id: int) -> Any:
+def _added(counts: Any, kind: str, item_id: int, right_id: int | None, group_id: int | None) -> Any:
     """A copy of kept counts with one more task of this kind."""
     if kind == Assignment.Kind.SCORECARD:
         total, by_group = counts
@@ -117,7 +117,7 @@ def _added(counts: Any, kind: str, item_id: int, right_id: int | None, group_id:
 
 
 def note_assigned(
-    *, study_id: int, kind: str, item_id: int, right_item_id: int | None, group_id: int
+    *, study_id: int, kind: str, item_id: int, right_item_id: int | None, group_id: int | None
 ) -> None:
     """Add a task this process just committed to the kept counts of its study, if any."""
     key = (study_id, kind)

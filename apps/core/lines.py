@@ -21,6 +21,9 @@ from apps.core.errors import ImportRejected, LineError
 class Record:
     line: int
     fields: dict[str, Any]
+    # From a CSV file: its columns are the researcher's own, and extra ones are kept as
+    # metadata rather than refused (a JSON line names its extras in a "meta" object).
+    from_csv: bool = False
 
 
 def _decode(data: bytes) -> str:
@@ -72,7 +75,9 @@ def read_jsonl(text: str) -> Iterator[Record | LineError]:
         if not isinstance(value, dict):
             yield LineError(number, "(line)", "must be a JSON object")
             continue
-        bad_field = _unstorable_field(value)
+        # Decoded UTF-8 holds no lone surrogates and JSON refuses raw control characters, so
+        # only a \u escape can put an unstorable character in a value.
+        bad_field = _unstorable_field(value) if "\\u" in raw else None
         if bad_field:
             yield LineError(number, bad_field[0], bad_field[1])
             continue
@@ -126,7 +131,7 @@ def read_csv(
         if bad_field:
             yield LineError(number, bad_field[0], bad_field[1])
         elif not bad:
-            yield Record(number, fields)
+            yield Record(number, fields, from_csv=True)
 
 
 def read_records(

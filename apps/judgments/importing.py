@@ -7,15 +7,17 @@ then compares the rows with what is already stored.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from apps.core.errors import LineError
 from apps.core.fields import LineFields
 from apps.core.lines import Record
 from apps.judgments.models import ScoreResponse, TuringJudgment
-from apps.raters.models import AgeBand
+from apps.raters.models import UNKNOWN_BACKGROUND, AgeBand
 
 COMMON_FIELDS = frozenset(
     {
@@ -26,9 +28,14 @@ COMMON_FIELDS = frozenset(
         "seconds_into_session",
         "submitted_at",
         "active_seconds",
+        "meta",
     }
 )
 KINDS = ("score", "pair", "turing")
+# Choices read once (a TextChoices' `values` is rebuilt on every access).
+_AGE_BANDS = frozenset(AgeBand.values)
+_EXPLANATION_MATCHES = frozenset(c for c in ScoreResponse.ExplanationMatch.values if c)
+_GUESSES = frozenset(TuringJudgment.Guess.values)
 
 
 @dataclass(frozen=True)
@@ -45,24 +52,32 @@ class ImportContext:
     questions: dict[str, QuestionSpec]
     items_with_explanation: dict[str, bool]  # external id -> has an explanation
     backgrounds: frozenset[str]
+    # The fields a scorecard line may carry (built once, not per line).
+    score_fields: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        allowed = COMMON_FIELDS | {"item", "explanation_match"} | set(self.questions)
+        object.__setattr__(self, "score_fields", allowed)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Header:
     line: int
     rater: str
-    background: str
+    background: str | None  # None: "unknown"
     age_band: str | None
     seconds_into_session: float | None
     active_seconds: float | None
     submitted_at: datetime | None
+    meta: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScoreRow:
     header: Header
     item: str
-    answers: dict[str, int]
+    # (question, value) in the rubric's order: a tuple, not a dict, to keep a million rows small.
+    answers: tuple[tuple[str, int], ...]
     explanation_match: str = ""
 
     @property
@@ -70,7 +85,7 @@ class ScoreRow:
         return ("score", self.header.rater, self.item)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PairRow:
     header: Header
     left: str
@@ -83,7 +98,7 @@ class PairRow:
         return ("pair", self.header.rater, low, high)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TuringRow:
     header: Header
     item: str
@@ -101,8 +116,9 @@ Row = ScoreRow | PairRow | TuringRow
 class ParsedJudgments:
     rows: list[Row] = field(default_factory=list)
     errors: list[LineError] = field(default_factory=list)
-    # rater external id -> (background, age band or None), from the first line naming the rater
-    raters: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    # rater external id -> (background or None when unknown, age band or None), from the first
+    # line naming the rater
+    raters: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
 
 
 def _item_ref(fields: LineFields, name: str, context: ImportContext) -> str | None:
@@ -116,41 +132,51 @@ def _item_ref(fields: LineFields, name: str, context: ImportContext) -> str | No
 def _header(fields: LineFields, context: ImportContext) -> Header | None:
     rater = fields.string("rater", required=True, max_length=128)
     background = fields.string("background", required=True, max_length=64)
-    if background is not None and background not in context.backgrounds:
+    if (
+        background is not None
+        and background not in context.backgrounds
+        and background != UNKNOWN_BACKGROUND
+    ):
         fields.error(
             "background",
             f"{background!r} is not a background group of this study "
-            f"({', '.join(sorted(context.backgrounds))})",
+            f"({', '.join([*sorted(context.backgrounds), UNKNOWN_BACKGROUND])})",
         )
-    age_band = fields.choice("age_band", AgeBand.values) if fields.has("age_band") else None
+    age_band = fields.choice("age_band", _AGE_BANDS) if fields.has("age_band") else None
     seconds = fields.number("seconds_into_session", minimum=0)
     active = fields.number("active_seconds", minimum=0)
     submitted_at = fields.timestamp("submitted_at")
+    meta = fields.mapping("meta")
     if not fields.ok or rater is None or background is None:
         return None
     return Header(
-        fields.record.line, rater, background, age_band or None, seconds, active, submitted_at
+        fields.record.line,
+        rater,
+        None if background == UNKNOWN_BACKGROUND else background,
+        age_band or None,
+        seconds,
+        active,
+        submitted_at,
+        meta or None,
     )
 
 
 def _score(fields: LineFields, header: Header, context: ImportContext) -> ScoreRow | None:
-    fields.reject_unknown(COMMON_FIELDS | {"item", "explanation_match"} | set(context.questions))
+    fields.reject_unknown(context.score_fields)
     item = _item_ref(fields, "item", context)
-    answers: dict[str, int] = {}
+    answers: list[tuple[str, int]] = []
     for name, spec in context.questions.items():
         value = fields.integer(name, minimum=spec.min_value, maximum=spec.max_value)
         if value is not None:
-            answers[name] = value
+            answers.append((name, value))
     if fields.ok and not answers:
         fields.error("(line)", f"answers none of the questions ({', '.join(context.questions)})")
-    match = fields.choice(
-        "explanation_match", [c for c in ScoreResponse.ExplanationMatch.values if c]
-    )
+    match = fields.choice("explanation_match", _EXPLANATION_MATCHES)
     if match and item is not None and not context.items_with_explanation.get(item):
         fields.error("explanation_match", f"item {item!r} has no explanation to judge")
     if not fields.ok or item is None:
         return None
-    return ScoreRow(header, item, answers, match or "")
+    return ScoreRow(header, item, tuple(answers), match or "")
 
 
 def _pair(fields: LineFields, header: Header, context: ImportContext) -> PairRow | None:
@@ -177,7 +203,7 @@ def _pair(fields: LineFields, header: Header, context: ImportContext) -> PairRow
 def _turing(fields: LineFields, header: Header, context: ImportContext) -> TuringRow | None:
     fields.reject_unknown(COMMON_FIELDS | {"item", "guess"})
     item = _item_ref(fields, "item", context)
-    guess = fields.choice("guess", TuringJudgment.Guess.values, required=True)
+    guess = fields.choice("guess", _GUESSES, required=True)
     if not fields.ok or item is None or guess is None:
         return None
     return TuringRow(header, item, guess)
@@ -232,3 +258,64 @@ def parse_judgments(
         first_line[row.key] = record.line
         parsed.rows.append(row)
     return parsed
+
+
+@dataclass(frozen=True)
+class ImportWarning:
+    """Something about an accepted file that changes what its statistics mean."""
+
+    code: str
+    message: str
+
+
+# Rater ids that name a position in a row of grades rather than a person: "1", "r2", "grade_3",
+# "judge-4", "annotator5", "rating 1".
+_POSITIONAL_ID = re.compile(
+    r"^(?:(?:r|g|j|a|col|column|grade|grades|rating|ratings|score|scores|judge|judges|"
+    r"annotator|annotators|rater|raters|label|labels|worker|workers|vote|votes)[\s_\-.]?)?\d{1,2}$",
+    re.IGNORECASE,
+)
+
+
+def rater_id_warnings(rows: Iterable[Row]) -> list[ImportWarning]:
+    """A warning when the file's rater ids look positional: a handful of "raters" each judging
+    nearly every item, or ids that are small numbers or column names rather than ids.
+
+    Crowd datasets often carry five grades per item and no rater ids; numbering the grades
+    1..5 makes five fake raters, each a mix of thousands of people. The statistics then see rater
+    effects that are not there, and every interval clustered by rater (group means, model
+    comparisons) comes out several times too wide.
+    """
+    per_rater: dict[str, int] = {}
+    all_items: set[str] = set()
+    for row in rows:
+        if isinstance(row, ScoreRow):
+            rater = row.header.rater
+            per_rater[rater] = per_rater.get(rater, 0) + 1
+            all_items.add(row.item)
+            if len(per_rater) > 100:
+                return []  # too many raters for either pattern
+    n_raters, n_items = len(per_rater), len(all_items)
+    if n_raters == 0 or n_items < 20:
+        return []
+    # One scorecard per rater and item, so a rater's scorecards count the items they judged.
+    coverage = min(per_rater.values()) / n_items
+    positional = sum(1 for rater in per_rater if _POSITIONAL_ID.match(rater.strip()))
+    few_rate_all = n_raters <= 20 and coverage >= 0.9
+    numbered = positional == n_raters and n_items >= 5 * n_raters
+    if not (few_rate_all or numbered):
+        return []
+    items_of = per_rater
+    examples = ", ".join(repr(rater) for rater in sorted(items_of)[:3])
+    return [
+        ImportWarning(
+            "positional_rater_ids",
+            f"the rater ids look like grade positions, not people: {n_raters} rater(s) "
+            f"({examples}{', ...' if n_raters > 3 else ''}) each judged at least "
+            f"{coverage:.0%} of the {n_items} items. If each id stands for a column of grades "
+            "given by many different people, the statistics see rater effects that are not "
+            "there, and intervals clustered by rater (group means, model comparisons) come out "
+            "several times too wide. When the grades carry no rater ids, give every grade its "
+            "own rater id.",
+        )
+    ]

@@ -40,6 +40,8 @@ class Judgment(models.Model):
     )
     submitted_at = models.DateTimeField(default=timezone.now)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The researcher's own data about an imported judgment, stored and exported unchanged.
+    meta = models.JSONField(default=dict, blank=True)
 
     class Meta:
         abstract = True
@@ -104,7 +106,8 @@ class ScoreAnswer(models.Model):
                 fields=["response", "question"], name="one_answer_per_question"
             ),
             models.CheckConstraint(
-                condition=Q(value__gte=0) & Q(value__lte=10), name="answer_value_within_0_10"
+                condition=Q(value__gte=-1000) & Q(value__lte=1000),
+                name="answer_value_within_bounds",
             ),
         ]
         # Covers the straight-lining check (same value on every question of a scorecard).

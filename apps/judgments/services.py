@@ -10,26 +10,29 @@ from __future__ import annotations
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from apps.analysis.services import study_results_request
+from apps.core.bulk import bulk_insert
 from apps.core.errors import Conflict, ImportRejected, LineError
 from apps.core.lines import Record, read_records
 from apps.judgments.importing import (
     ImportContext,
+    ImportWarning,
     PairRow,
     QuestionSpec,
     Row,
     ScoreRow,
     TuringRow,
     parse_judgments,
+    rater_id_warnings,
 )
 from apps.judgments.models import Origin, PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
-from apps.raters.models import BackgroundGroup, Rater, RaterSession
+from apps.raters.models import BackgroundGroup, Rater
 from apps.raters.services import ImportedRater, raters_check_imported, raters_ensure_imported
 from apps.studies.models import Item, Study
 from apps.studies.selectors import study_questions
@@ -40,6 +43,7 @@ class JudgmentImportSummary:
     created: dict[str, int]
     unchanged: int
     raters_created: int
+    warnings: list[ImportWarning] = field(default_factory=list)
 
     @property
     def total_created(self) -> int:
@@ -65,7 +69,7 @@ def _context(study: Study) -> ImportContext:
 
 
 def _imported_raters(
-    rows: list[Row], raters: dict[str, tuple[str, str | None]]
+    rows: list[Row], raters: dict[str, tuple[str | None, str | None]]
 ) -> list[ImportedRater]:
     now = timezone.now()
     first_line: dict[str, int] = {}
@@ -96,35 +100,50 @@ def _imported_raters(
 
 
 def _stored_keys(study: Study, rater_ids: list[str]) -> dict[tuple[str, ...], object]:
-    """Stored judgments of these raters, by the same natural key the rows use, with their content."""
+    """Stored judgments of these raters, by the same natural key the rows use, with their content.
+
+    Only raters already in the study can have any: a first import of a file (the usual case)
+    reads nothing, and a re-import reads the judgments of its raters a few hundred at a time.
+    """
+    wanted = set(rater_ids)
+    known = [
+        pk
+        for pk, external_id in Rater.objects.filter(study=study).values_list("pk", "external_id")
+        if external_id in wanted
+    ]
     stored: dict[tuple[str, ...], object] = {}
-    scores = ScoreResponse.objects.filter(
-        study=study, rater__external_id__in=rater_ids
-    ).values_list("pk", "rater__external_id", "item__external_id", "explanation_match")
-    answers: dict[int, dict[str, int]] = defaultdict(dict)
-    for response_id, name, value in ScoreAnswer.objects.filter(
-        response__study=study, response__rater__external_id__in=rater_ids
-    ).values_list("response_id", "question__name", "value"):
-        answers[response_id][name] = value
-    for pk, rater, item, match in scores:
-        stored[("score", rater, item)] = (answers[pk], match)
-    for rater, left, right, winner in PairJudgment.objects.filter(
-        study=study, rater__external_id__in=rater_ids
-    ).values_list(
-        "rater__external_id", "left__external_id", "right__external_id", "winner__external_id"
-    ):
-        low, high = sorted((left, right))
-        stored[("pair", rater, low, high)] = (left, right, winner)
-    for rater, item, guess in TuringJudgment.objects.filter(
-        study=study, rater__external_id__in=rater_ids
-    ).values_list("rater__external_id", "item__external_id", "guess"):
-        stored[("turing", rater, item)] = guess
+    for offset in range(0, len(known), 500):
+        chunk = known[offset : offset + 500]
+        scores = ScoreResponse.objects.filter(study=study, rater_id__in=chunk).values_list(
+            "pk", "rater__external_id", "item__external_id", "explanation_match"
+        )
+        answers: dict[int, dict[str, int]] = defaultdict(dict)
+        for response_id, name, value in ScoreAnswer.objects.filter(
+            response__study=study, response__rater_id__in=chunk
+        ).values_list("response_id", "question__name", "value"):
+            answers[response_id][name] = value
+        for pk, rater, item, match in scores:
+            stored[("score", rater, item)] = (answers[pk], match)
+        for rater, left, right, winner in PairJudgment.objects.filter(
+            study=study, rater_id__in=chunk
+        ).values_list(
+            "rater__external_id",
+            "left__external_id",
+            "right__external_id",
+            "winner__external_id",
+        ):
+            low, high = sorted((left, right))
+            stored[("pair", rater, low, high)] = (left, right, winner)
+        for rater, item, guess in TuringJudgment.objects.filter(
+            study=study, rater_id__in=chunk
+        ).values_list("rater__external_id", "item__external_id", "guess"):
+            stored[("turing", rater, item)] = guess
     return stored
 
 
 def _content(row: Row) -> object:
     if isinstance(row, ScoreRow):
-        return (row.answers, row.explanation_match)
+        return (dict(row.answers), row.explanation_match)
     if isinstance(row, PairRow):
         return (row.left, row.right, row.winner)
     return row.guess
@@ -148,8 +167,8 @@ def study_judgments_import_records(
     imported = _imported_raters(parsed.rows, parsed.raters)
     errors.extend(raters_check_imported(study=study, raters=imported))
     stored = _stored_keys(study, list(parsed.raters))
-    new_rows: list[Row] = []
-    for row in parsed.rows:
+    new_rows: list[Row] = [] if stored else parsed.rows
+    for row in parsed.rows if stored else ():
         if row.key not in stored:
             new_rows.append(row)
         elif stored[row.key] != _content(row):
@@ -173,79 +192,89 @@ def study_judgments_import_records(
             "another import stored some of these judgments at the same time; try again"
         ) from exc
     if new_rows:
-        study_results_request(study_id=study.pk)
+        # Marked stale only: the worker (or `manage.py aggregate`) computes the results once,
+        # never this import, however the task queue is configured.
+        study_results_request(study_id=study.pk, inline=False)
     return JudgmentImportSummary(
         created=created,
         unchanged=len(parsed.rows) - len(new_rows),
         raters_created=Rater.objects.filter(study=study).count() - raters_before,
+        warnings=rater_id_warnings(parsed.rows),
     )
 
 
 def _write_rows(
-    study: Study, rows: list[Row], people: dict[str, tuple[Rater, RaterSession]]
+    study: Study, rows: list[Row], people: dict[str, tuple[int, int]]
 ) -> dict[str, int]:
+    """Insert the new judgments as plain rows (apps.core.bulk): an import of a million
+    scorecards would otherwise spend most of its time building model instances."""
     items = dict(Item.objects.filter(study=study).values_list("external_id", "pk"))
-    questions = {q.name: q for q in study_questions(study=study)}
+    questions = {q.name: q.pk for q in study_questions(study=study)}
     now = timezone.now()
+    imported = Origin.IMPORTED
+    common_columns = (
+        "study_id",
+        "rater_id",
+        "session_id",
+        "seconds_into_session",
+        "active_seconds",
+        "idempotency_key",
+        "origin",
+        "submitted_at",
+        "created_at",
+        "meta",
+    )
 
-    def common(row: Row) -> dict[str, object]:
+    def common(row: Row) -> tuple[object, ...]:
         rater, session = people[row.header.rater]
-        return {
-            "study": study,
-            "rater": rater,
-            "session": session,
-            "seconds_into_session": row.header.seconds_into_session,
-            "active_seconds": row.header.active_seconds,
-            "idempotency_key": _import_key(study, row.key),
-            "origin": Origin.IMPORTED,
-            "submitted_at": row.header.submitted_at or now,
-        }
+        header = row.header
+        return (
+            study.pk,
+            rater,
+            session,
+            header.seconds_into_session,
+            header.active_seconds,
+            _import_key(study, row.key),
+            imported,
+            header.submitted_at or now,
+            now,
+            header.meta or {},
+        )
 
     score_rows = [row for row in rows if isinstance(row, ScoreRow)]
-    responses = ScoreResponse.objects.bulk_create(
-        [
-            ScoreResponse(
-                item_id=items[row.item],
-                explanation_match=row.explanation_match,
-                explanation_answered_at=row.header.submitted_at if row.explanation_match else None,
-                **common(row),
+    response_ids = bulk_insert(
+        ScoreResponse,
+        (*common_columns, "item_id", "explanation_match", "explanation_answered_at"),
+        (
+            (
+                *common(row),
+                items[row.item],
+                row.explanation_match,
+                row.header.submitted_at if row.explanation_match else None,
             )
             for row in score_rows
-        ],
-        batch_size=1000,
+        ),
+        returning=True,
     )
-    ScoreAnswer.objects.bulk_create(
-        [
-            ScoreAnswer(
-                response=response,
-                question=questions[name],
-                value=value,
-                answered_at=row.header.submitted_at,
-            )
-            for row, response in zip(score_rows, responses, strict=True)
-            for name, value in row.answers.items()
-        ],
-        batch_size=2000,
+    bulk_insert(
+        ScoreAnswer,
+        ("response_id", "question_id", "value", "answered_at"),
+        (
+            (response, questions[name], value, row.header.submitted_at)
+            for row, response in zip(score_rows, response_ids, strict=True)
+            for name, value in row.answers
+        ),
     )
-    pairs = PairJudgment.objects.bulk_create(
-        [
-            PairJudgment(
-                left_id=items[row.left],
-                right_id=items[row.right],
-                winner_id=items[row.winner],
-                **common(row),
-            )
-            for row in rows
-            if isinstance(row, PairRow)
-        ],
-        batch_size=1000,
+    pair_rows = [row for row in rows if isinstance(row, PairRow)]
+    bulk_insert(
+        PairJudgment,
+        (*common_columns, "left_id", "right_id", "winner_id"),
+        ((*common(row), items[row.left], items[row.right], items[row.winner]) for row in pair_rows),
     )
-    turing = TuringJudgment.objects.bulk_create(
-        [
-            TuringJudgment(item_id=items[row.item], guess=row.guess, **common(row))
-            for row in rows
-            if isinstance(row, TuringRow)
-        ],
-        batch_size=1000,
+    turing_rows = [row for row in rows if isinstance(row, TuringRow)]
+    bulk_insert(
+        TuringJudgment,
+        (*common_columns, "item_id", "guess"),
+        ((*common(row), items[row.item], row.guess) for row in turing_rows),
     )
-    return {"score": len(responses), "pair": len(pairs), "turing": len(turing)}
+    return {"score": len(score_rows), "pair": len(pair_rows), "turing": len(turing_rows)}

@@ -15,6 +15,10 @@ DEFAULT_BACKGROUNDS: list[tuple[str, dict[str, str]]] = [
     ("traditional_industries", {"en": "Traditional industries", "zh": "传统行业"}),
 ]
 
+# What an imported judgment says when the rater's background is not known. Such raters belong
+# to no group: cross-group figures leave them out and say how many there are.
+UNKNOWN_BACKGROUND = "unknown"
+
 
 class AgeBand(models.TextChoices):
     AGE_18_24 = "18-24", "18–24"
@@ -65,7 +69,14 @@ class Rater(TimeStampedModel):
     external_id = models.CharField(
         max_length=128, help_text="Prolific PID, imported id or generated."
     )
-    background = models.ForeignKey(BackgroundGroup, on_delete=models.PROTECT, related_name="raters")
+    # None: unknown (imported raters whose background was not recorded).
+    background = models.ForeignKey(
+        BackgroundGroup,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="raters",
+    )
     age_band = models.CharField(max_length=16, choices=AgeBand.choices, default=AgeBand.UNDISCLOSED)
     # The interface language the rater enrolled in.
     language = models.CharField(max_length=16, blank=True)

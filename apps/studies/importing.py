@@ -7,7 +7,7 @@ service compares them with what is stored and writes.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from apps.core.errors import LineError
@@ -33,11 +33,18 @@ ITEM_FIELDS = frozenset(
         "content_type",
         "attention_check",
         "attention_expected",
+        "meta",
     }
 )
 # Cells of these columns hold JSON in CSV files.
-ITEM_JSON_COLUMNS = frozenset({"context", "generation", "attention_expected"})
+ITEM_JSON_COLUMNS = frozenset({"context", "generation", "attention_expected", "meta"})
+# Fields with this prefix go into `meta`: "meta.dataset", "meta.split" become
+# {"dataset": ..., "split": ...}. Extra CSV columns go there under their own name.
+META_PREFIX = "meta."
 MAX_TEXT = 20_000
+# Choices read once (a TextChoices' `values` is rebuilt on every access).
+_LEVELS = frozenset(Item.Level.values)
+_CONTENT_TYPES = frozenset(c for c in Item.ContentType.values if c)
 
 
 @dataclass(frozen=True)
@@ -58,11 +65,16 @@ class ItemRow:
     content_type: str = ""
     is_attention_check: bool = False
     attention_expected: dict[str, Any] = field(default_factory=dict)
+    # Anything else the researcher keeps with the item: stored and exported unchanged.
+    meta: dict[str, Any] = field(default_factory=dict)
 
     def model_fields(self) -> dict[str, Any]:
-        values = asdict(self)
-        values.pop("line")
-        return values
+        # Field by field, not dataclasses.asdict: that deep-copies every JSON value, a third of
+        # the time of a 15,000-item import.
+        return {name: getattr(self, name) for name in _MODEL_FIELDS}
+
+
+_MODEL_FIELDS = tuple(name for name in ItemRow.__dataclass_fields__ if name != "line")
 
 
 def _context(fields: LineFields) -> list[dict[str, str]] | None:
@@ -89,13 +101,40 @@ def _context(fields: LineFields) -> list[dict[str, str]] | None:
     return turns
 
 
+def meta_of(fields: LineFields, known: frozenset[str]) -> dict[str, Any] | None:
+    """The line's `meta` object merged with its `meta.<key>` fields; other unknown fields are
+    errors naming them (so a typo such as "lnag" is not silently kept)."""
+    meta = fields.mapping("meta")
+    if meta is None:
+        return None
+    merged = dict(meta)
+    for name, value in fields.record.fields.items():
+        if name in known:
+            continue
+        key = name[len(META_PREFIX) :] if name.startswith(META_PREFIX) else ""
+        if not key and fields.record.from_csv:
+            key = name
+        if not key:
+            fields.error(
+                name,
+                "is not a known field (keep extra data in a 'meta' object or a "
+                f"'{META_PREFIX}{name}' column)",
+            )
+            continue
+        if key in merged:
+            fields.error(name, f"repeats meta key {key!r} given in the 'meta' object")
+            continue
+        merged[key] = value
+    return merged
+
+
 def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
     fields = LineFields(record, errors)
-    fields.reject_unknown(ITEM_FIELDS)
+    meta = meta_of(fields, ITEM_FIELDS)
     external_id = fields.string("id", required=True, max_length=128)
     text = fields.string("text", required=True, max_length=MAX_TEXT)
     source = fields.string("source", required=True, max_length=128)
-    level = fields.choice("level", Item.Level.values, default=Item.Level.SINGLE)
+    level = fields.choice("level", _LEVELS, default=Item.Level.SINGLE)
     humor_type = fields.string("humor_type", max_length=64)
     topic = fields.string("topic", max_length=128)
     language = fields.string("lang", max_length=16, default="en")
@@ -108,7 +147,7 @@ def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
     explanation = fields.string("explanation", max_length=MAX_TEXT)
     safety = fields.boolean("safety_intercepted")
     generation = fields.mapping("generation")
-    content_type = fields.choice("content_type", [c for c in Item.ContentType.values if c])
+    content_type = fields.choice("content_type", _CONTENT_TYPES)
     attention = fields.boolean("attention_check")
     expected = fields.mapping("attention_expected")
     # Without its dialogue a multi-turn reply, or without its situation a scenario response,
@@ -119,6 +158,7 @@ def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
         fields.error("scenario", "is required for a scenario item (the situation responded to)")
     if (
         not fields.ok
+        or meta is None
         or external_id is None
         or text is None
         or source is None
@@ -143,6 +183,7 @@ def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
         content_type=content_type or "",
         is_attention_check=bool(attention),
         attention_expected=expected or {},
+        meta=meta or {},
     )
 
 

@@ -126,12 +126,13 @@ class Question(models.Model):
             models.UniqueConstraint(
                 fields=["rubric", "position"], name="question_position_unique_in_rubric"
             ),
-            # Every stored answer lies in [0, 10]; the per-question range is narrower.
+            # Any integer scale (0-based, 1-based, -3..3, 0..100), within the bound every stored
+            # answer keeps (rubrics.SCALE_LIMIT).
             models.CheckConstraint(
-                condition=Q(min_value__gte=0)
-                & Q(max_value__lte=10)
+                condition=Q(min_value__gte=-1000)
+                & Q(max_value__lte=1000)
                 & Q(min_value__lt=F("max_value")),
-                name="question_scale_within_0_10",
+                name="question_scale_within_bounds",
             ),
         ]
 
@@ -286,6 +287,9 @@ class Item(TimeStampedModel):
     is_attention_check = models.BooleanField(default=False)
     # For an attention check: the answers a careful rater gives, {"funniness": [1, 2]}.
     attention_expected = models.JSONField(default=dict, blank=True)
+    # The researcher's own data about the item (dataset, split, original id, ...): stored as
+    # imported and exported unchanged; LaughLab reads nothing from it.
+    meta = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["study", "external_id"]

@@ -8,16 +8,19 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.analysis.services import study_results_request
+from apps.core.bulk import bulk_insert
 from apps.core.errors import Conflict, DomainError, ImportRejected, LineError, NotFound
 from apps.core.lines import Record, read_records
-from apps.raters.models import DEFAULT_BACKGROUNDS, BackgroundGroup
-from apps.screening.services.offense import offense_scan_items
+from apps.raters.models import DEFAULT_BACKGROUNDS, UNKNOWN_BACKGROUND, BackgroundGroup
+from apps.screening.services.offense import offense_candidates, offense_scan_items
 from apps.studies.importing import ITEM_JSON_COLUMNS, ItemRow, parse_items
 from apps.studies.languages import languages_problem
 from apps.studies.models import Item, Rubric, Study, StudyMembership
+from apps.studies.rubrics import rubric_create
 
 ITEM_COMPARED_FIELDS = (
     "text",
@@ -34,7 +37,10 @@ ITEM_COMPARED_FIELDS = (
     "content_type",
     "is_attention_check",
     "attention_expected",
+    "meta",
 )
+# ItemRow's fields, which are the Item model's field names.
+_ITEM_ROW_FIELDS = tuple(name for name in ItemRow.__dataclass_fields__ if name != "line")
 # Interchange names of model fields, for error messages that speak the file's language.
 _FILE_NAME = {"language": "lang", "is_attention_check": "attention_check"}
 
@@ -55,25 +61,37 @@ class ImportSummary:
 def study_create(
     *,
     slug: str,
-    rubric_slug: str,
+    rubric_slug: str = "",
+    rubric_spec: dict[str, Any] | None = None,
     name: str = "",
     languages: list[str] | None = None,
     backgrounds: list[tuple[str, dict[str, str]]] | None = None,
     owner: User | None = None,
     **settings: Any,
 ) -> Study:
-    """A draft study with the default background groups (no quotas until a researcher sets them)."""
+    """A draft study (no quotas until a researcher sets them).
+
+    The rubric is a stored one (`rubric_slug`) or a custom one created from `rubric_spec`
+    (apps.studies.rubrics). `backgrounds` are the study's rater groups, (code, labels per
+    language); None gives the method's four, an empty list none (every rater unknown).
+    """
     if slugify(slug) != slug or not slug:
         raise DomainError(
             f"slug {slug!r} must be lowercase letters, digits and hyphens", field="slug"
         )
-    try:
-        rubric = Rubric.objects.get(slug=rubric_slug)
-    except Rubric.DoesNotExist:
-        known = ", ".join(Rubric.objects.order_by("slug").values_list("slug", flat=True))
-        raise NotFound(
-            f"no rubric {rubric_slug!r}; known rubrics: {known}", field="rubric"
-        ) from None
+    groups = DEFAULT_BACKGROUNDS if backgrounds is None else backgrounds_validate(backgrounds)
+    if Study.objects.filter(slug=slug).exists():
+        raise Conflict(f"a study with slug {slug!r} already exists", field="slug")
+    if rubric_spec is not None:
+        rubric = rubric_create(spec=rubric_spec)
+    else:
+        try:
+            rubric = Rubric.objects.get(slug=rubric_slug)
+        except Rubric.DoesNotExist:
+            known = ", ".join(Rubric.objects.order_by("slug").values_list("slug", flat=True))
+            raise NotFound(
+                f"no rubric {rubric_slug!r}; known rubrics: {known}", field="rubric"
+            ) from None
     if Study.objects.filter(slug=slug).exists():
         raise Conflict(f"a study with slug {slug!r} already exists", field="slug")
     study = Study(slug=slug, name=name or slug, rubric=rubric, **settings)
@@ -94,11 +112,44 @@ def study_create(
         raise Conflict(f"study {slug!r} could not be created: {exc}", field="slug") from exc
     BackgroundGroup.objects.bulk_create(
         BackgroundGroup(study=study, code=code, label=label, position=index)
-        for index, (code, label) in enumerate(backgrounds or DEFAULT_BACKGROUNDS)
+        for index, (code, label) in enumerate(groups)
     )
     if owner is not None:
         StudyMembership.objects.create(study=study, user=owner, role=StudyMembership.Role.OWNER)
     return study
+
+
+def backgrounds_validate(
+    backgrounds: list[tuple[str, dict[str, str]]],
+) -> list[tuple[str, dict[str, str]]]:
+    """A study's background groups: distinct slug codes, none called 'unknown' (what imports
+    say when they do not know), labels in both languages (the code where one is missing)."""
+    seen: set[str] = set()
+    out = []
+    for index, (code, label) in enumerate(backgrounds):
+        where = f"backgrounds[{index}]"
+        if (
+            not isinstance(code, str)
+            or slugify(code).replace("-", "_") != code.replace("-", "_")
+            or not code
+        ):
+            raise DomainError(
+                f"{where}: {code!r} must be a code of lowercase letters, digits, _ or -",
+                field="backgrounds",
+            )
+        if code == UNKNOWN_BACKGROUND:
+            raise DomainError(
+                f"{where}: {UNKNOWN_BACKGROUND!r} is reserved for raters whose background is not known",
+                field="backgrounds",
+            )
+        if code in seen:
+            raise DomainError(f"{where}: repeats group {code!r}", field="backgrounds")
+        seen.add(code)
+        labels = label if isinstance(label, dict) else {}
+        out.append(
+            (code, {lang: str(labels.get(lang) or code).strip() or code for lang in ("en", "zh")})
+        )
+    return out
 
 
 def _differences(item: Item, row: ItemRow) -> list[str]:
@@ -151,13 +202,34 @@ def study_items_import_records(
             )
     if errors:
         raise ImportRejected(sorted(errors, key=lambda error: error.line))
+    stage = Item.Stage.CANDIDATE if as_candidates else Item.Stage.STUDY
+    now = timezone.now()
+    columns = (
+        "study_id",
+        "stage",
+        "held_from_stage",
+        *_ITEM_ROW_FIELDS,
+        "created_at",
+        "updated_at",
+    )
     try:
         # A savepoint, so a concurrent import of the same ids surfaces as a clear conflict.
         with transaction.atomic():
-            stage = Item.Stage.CANDIDATE if as_candidates else Item.Stage.STUDY
-            created = Item.objects.bulk_create(
-                [Item(study=study, stage=stage, **row.model_fields()) for row in new_rows],
-                batch_size=1000,
+            created = bulk_insert(
+                Item,
+                columns,
+                (
+                    (
+                        study.pk,
+                        stage,
+                        "",
+                        *(getattr(row, name) for name in _ITEM_ROW_FIELDS),
+                        now,
+                        now,
+                    )
+                    for row in new_rows
+                ),
+                returning=True,
             )
     except IntegrityError as exc:
         raise Conflict(
@@ -165,10 +237,21 @@ def study_items_import_records(
         ) from exc
     # In the same transaction: no rater can be handed an offending item between its import and
     # its hold.
-    held = offense_scan_items(items=created)
+    # Only new items whose texts might match need the full scan (matches, holds): the others
+    # have no matches to replace and none to add.
+    held = offense_scan_items(
+        item_ids=offense_candidates(
+            [
+                (pk, [row.text, row.scenario, *(turn["text"] for turn in row.context)])
+                for pk, row in zip(created, new_rows, strict=True)
+            ]
+        ),
+        request_results=False,
+    )
     if not as_candidates and created:
-        # New items of the human study are part of its results (counted per model, rated or not).
-        study_results_request(study_id=study.pk)
+        # New items of the human study are part of its results (counted per model, rated or not);
+        # marked stale only, computed once by the worker or `manage.py aggregate`.
+        study_results_request(study_id=study.pk, inline=False)
     return ImportSummary(created=len(new_rows), unchanged=len(rows) - len(new_rows), held=held)
 
 

@@ -113,8 +113,9 @@ def test_reused_idempotency_key_is_refused():
 
 def test_answer_outside_every_scale_is_refused():
     answer = ScoreAnswerFactory()
-    _refused(lambda: ScoreAnswer.objects.filter(pk=answer.pk).update(value=11))
-    _refused(lambda: ScoreAnswer.objects.filter(pk=answer.pk).update(value=-1))
+    # Scales may be any integer range (0-based, -3..3, 0..100) within +-1000.
+    _refused(lambda: ScoreAnswer.objects.filter(pk=answer.pk).update(value=1001))
+    _refused(lambda: ScoreAnswer.objects.filter(pk=answer.pk).update(value=-1001))
     assert ScoreAnswer.objects.get().value == 3
 
 
@@ -171,7 +172,9 @@ def test_item_ids_are_unique_within_a_study_only():
 def test_question_scale_must_fit_answer_range():
     question = Question.objects.filter(rubric__slug="humor").first()
     assert question is not None
-    _refused(lambda: Question.objects.filter(pk=question.pk).update(max_value=12))
+    _refused(lambda: Question.objects.filter(pk=question.pk).update(max_value=1001))
+    _refused(lambda: Question.objects.filter(pk=question.pk).update(min_value=-1001))
+    _refused(lambda: Question.objects.filter(pk=question.pk).update(max_value=question.min_value))
 
 
 def test_builtin_humor_rubric_orders_funniness_after_surprise_and_coherence():

@@ -19,8 +19,9 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
+from scipy import sparse
 
-from apps.analysis.stats.bootstrap import Interval, bootstrap_statistic
+from apps.analysis.stats.bootstrap import Interval, bootstrap_weighted_statistic
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -322,11 +323,20 @@ def fleiss_kappa_ci(
     if n_units == 0 or np.isnan(estimate):
         return Interval(estimate, float("nan"), float("nan"), n_units)
 
-    def statistic(idx: npt.NDArray[np.intp]) -> float:
-        w = np.bincount(idx, minlength=n_units).astype(np.float64)
-        return _fleiss_from_weights(p_i, twice, props, w)[0]
+    def statistic(w: FloatArray) -> FloatArray:
+        # The kappa of every round of the batch at once (rows of w are rounds).
+        n_twice = w @ twice
+        total = w.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            p_bar = (w @ p_i) / n_twice
+            p_j = (w @ props) / total[:, None]
+            p_e = (p_j * p_j).sum(axis=1)
+            kappa = (p_bar - p_e) / (1.0 - p_e)
+        return np.where((n_twice > 0) & (total > 0) & (p_e < 1.0), kappa, np.nan)
 
-    low, high = bootstrap_statistic(statistic, n_units, rounds=rounds, seed=seed, level=level_ci)
+    low, high = bootstrap_weighted_statistic(
+        statistic, n_units, rounds=rounds, seed=seed, level=level_ci
+    )
     return Interval(estimate, low, high, n_units)
 
 
@@ -386,6 +396,40 @@ class _AlphaUnits:
 
     def _interval_unit_sums(self, positions: FloatArray) -> FloatArray:
         return _interval_unit_sums(positions, self.e_unit, self.e_code, self.e_count, self.m)
+
+    def alphas(self, w: FloatArray) -> FloatArray:
+        """:meth:`alpha` for every row of ``w`` (r, U) at once: one bootstrap batch."""
+        table = sparse.csr_matrix(
+            (self.e_count, (self.e_unit, self.e_code)), shape=(self.n_units, len(self.values))
+        )
+        n_c = np.asarray((table.T @ w.T).T)  # (r, V) pooled value counts per round
+        n = n_c.sum(axis=1)
+        if self.level == "nominal":
+            observed = w @ self.d_unit
+            expected = n * n - (n_c * n_c).sum(axis=1)
+        else:
+            if self.level == "ordinal":
+                # Mid-ranks per round; the per-unit sums sum_i (x_i - mean_u)^2 follow from the
+                # unit's first and second moments, s2 - s1^2 / m, here for all rounds at once
+                # (centred on the pooled mean first, so the subtraction does not cancel).
+                positions = np.cumsum(n_c, axis=1) - n_c / 2.0  # (r, V)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    centre = (n_c * positions).sum(axis=1) / n
+                x = positions - centre[:, None]
+                s1 = np.asarray(table @ x.T)  # (U, r)
+                s2 = np.asarray(table @ (x * x).T)
+                ss = np.maximum(s2 - s1 * s1 / self.m[:, None], 0.0)
+                d_unit = 2.0 * self.m[:, None] * ss / (self.m[:, None] - 1.0)
+                observed = (w * d_unit.T).sum(axis=1)
+            else:
+                positions = np.broadcast_to(self.values, n_c.shape)
+                observed = w @ self.d_unit
+            with np.errstate(invalid="ignore", divide="ignore"):
+                mean = (n_c * positions).sum(axis=1) / n
+                expected = 2.0 * n * (n_c * (positions - mean[:, None]) ** 2).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            result = 1.0 - (n - 1.0) * observed / expected
+        return np.where((n > 1) & (expected > 0), result, np.nan)
 
 
 def _interval_unit_sums(
@@ -476,10 +520,9 @@ def krippendorff_alpha_ci(
     if np.isnan(estimate):
         return Interval(estimate, float("nan"), float("nan"), n_units)
 
-    def statistic(idx: npt.NDArray[np.intp]) -> float:
-        return units.alpha(np.bincount(idx, minlength=n_units).astype(np.float64))
-
-    low, high = bootstrap_statistic(statistic, n_units, rounds=rounds, seed=seed, level=level_ci)
+    low, high = bootstrap_weighted_statistic(
+        units.alphas, n_units, rounds=rounds, seed=seed, level=level_ci
+    )
     return Interval(estimate, low, high, n_units)
 
 

@@ -17,7 +17,7 @@ from scipy import stats
 
 from apps.analysis.stats.bootstrap import (
     Interval,
-    bootstrap_statistic,
+    bootstrap_weighted_statistic,
     grouped_mean_ci,
     proportion_ci,
 )
@@ -317,10 +317,13 @@ def fatigue(
         slope_estimate = _ols_slope(per_cluster.sum(axis=1))
         if np.isfinite(slope_estimate):
 
-            def statistic(idx: npt.NDArray[np.intp]) -> float:
-                return _ols_slope(per_cluster @ np.bincount(idx, minlength=g).astype(np.float64))
+            def statistic(w: np.ndarray) -> np.ndarray:
+                # Every round of the batch: (r, G) weights -> (5, r) totals -> r slopes.
+                return np.array([_ols_slope(totals) for totals in (per_cluster @ w.T).T])
 
-            low, high = bootstrap_statistic(statistic, g, rounds=rounds, seed=seed, level=level)
+            low, high = bootstrap_weighted_statistic(
+                statistic, g, rounds=rounds, seed=seed, level=level
+            )
     return {
         "bin_minutes": bin_minutes,
         "n": n,

@@ -27,7 +27,12 @@ from apps.analysis.stats.agreement import (
     krippendorff_alpha_ci,
     per_item_agreement,
 )
-from apps.analysis.stats.bootstrap import grouped_mean_ci, grouped_proportion_ci, proportion_ci
+from apps.analysis.stats.bootstrap import (
+    grouped_mean_ci,
+    grouped_mean_ci_many,
+    grouped_proportion_ci,
+    proportion_ci,
+)
 from apps.analysis.stats.bradley_terry import bt_bootstrap
 from apps.analysis.stats.diagnostics import (
     fatigue,
@@ -89,6 +94,15 @@ def _codes(labels: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     names = sorted(set(labels))
     index = {name: i for i, name in enumerate(names)}
     return np.array([index[label] for label in labels], dtype=np.int64), names
+
+
+def _rater_groups(inputs: StudyInputs) -> tuple[np.ndarray, list[str]]:
+    """Each rater's background group as an index into the sorted known groups; -1 where the
+    background is unknown ("" in the inputs: imported judgments that did not say)."""
+    names = sorted({group for group in inputs.rater_group if group})
+    index = {name: i for i, name in enumerate(names)}
+    codes = np.array([index.get(group, -1) for group in inputs.rater_group], dtype=np.int64)
+    return codes, names
 
 
 def _question_rows(inputs: StudyInputs, q: int) -> np.ndarray:
@@ -191,9 +205,7 @@ def _items(
 
 
 def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
-    group_of_rater = (
-        _codes(inputs.rater_group)[0] if inputs.rater_group else np.zeros(0, dtype=np.int64)
-    )
+    group_of_rater, group_names = _rater_groups(inputs)
     result: dict[str, Any] = {}
     for q, question in enumerate(inputs.questions):
         rows = _question_rows(inputs, q)
@@ -220,19 +232,44 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
             for k, level in enumerate(levels)
         }
         headline = "nominal" if _is_binary(question) else "ordinal"
+        # The level that fits the scale, named beside every figure: ordinal for rating scales
+        # (interval, which most published work reports, is given beside it), nominal for flags.
+        entry["alpha_level"] = headline
         by_group = {}
-        for g, name in enumerate(sorted(set(inputs.rater_group))):
+        by_group_interval = {}
+        for g, name in enumerate(group_names):
             mask = group_of_rater[rater] == g
-            by_group[name] = krippendorff_alpha_ci(
-                item[mask],
-                rater[mask],
-                value[mask],
-                level=headline,
-                rounds=rounds,
-                seed=qseed + 10 + g,
-                level_ci=LEVEL,
-            ).as_dict()
+            by_group[name] = {
+                **krippendorff_alpha_ci(
+                    item[mask],
+                    rater[mask],
+                    value[mask],
+                    level=headline,
+                    rounds=rounds,
+                    seed=qseed + 10 + g,
+                    level_ci=LEVEL,
+                ).as_dict(),
+                "level": headline,
+            }
+            if headline != "nominal":
+                by_group_interval[name] = {
+                    **krippendorff_alpha_ci(
+                        item[mask],
+                        rater[mask],
+                        value[mask],
+                        level="interval",
+                        rounds=rounds,
+                        seed=qseed + 50 + g,
+                        level_ci=LEVEL,
+                    ).as_dict(),
+                    "level": "interval",
+                }
         entry["krippendorff_alpha_by_group"] = by_group
+        entry["krippendorff_alpha_by_group_level"] = headline
+        if by_group_interval:
+            entry["krippendorff_alpha_by_group_interval"] = by_group_interval
+        # Cross-group figures use only raters whose background is known; say how many are not.
+        entry["unknown_background_raters"] = int(np.unique(rater[group_of_rater[rater] < 0]).size)
         entry["_per_item"] = per_item_agreement(
             item,
             rater,
@@ -311,79 +348,82 @@ def _bradley_terry(
     )
 
 
-def _group_table(
+def _group_tables(
     inputs: StudyInputs,
-    labels_of_item: list[str],
+    labels: dict[str, list[str]],
     items: list[dict[str, Any]] | None,
     seed: int,
     rounds: int,
-) -> dict[str, Any]:
-    """Per group of items: means with rater-clustered CIs, offense rate, Turing accuracy."""
-    item_group, names = _codes(labels_of_item)
-    n_groups = len(names)
-    table: dict[str, Any] = {
-        name: {"n_items": int(np.sum(item_group == g))} for g, name in enumerate(names)
+    *,
+    background: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """Per dimension (model, level, ...), per group of items: means with rater-clustered CIs,
+    offense rate, Turing accuracy; with `background`, also the means split by the rater's
+    background group (`background`). One resample of the raters per round serves every
+    dimension of a question (bootstrap.grouped_mean_ci_many)."""
+    codes = {dimension: _codes(values) for dimension, values in labels.items()}
+    tables: dict[str, dict[str, Any]] = {
+        dimension: {name: {"n_items": int(np.sum(item_group == g))} for g, name in enumerate(names)}
+        for dimension, (item_group, names) in codes.items()
     }
+    rater_group, group_names = _rater_groups(inputs)
+    # Raters of unknown background go to one extra group, computed and then left out.
+    rater_group = np.where(rater_group < 0, len(group_names), rater_group)
+    if background:
+        tables["background"] = {
+            name: {"n_raters": int(np.sum(rater_group == g)), "questions": {}}
+            for g, name in enumerate(group_names)
+        }
     for q, question in enumerate(inputs.questions):
         rows = _question_rows(inputs, q)
-        est, low, high, n = grouped_mean_ci(
+        groupings = [
+            (item_group[inputs.score_item[rows]], len(names))
+            for item_group, names in codes.values()
+        ]
+        if background:
+            groupings.append((rater_group[inputs.score_rater[rows]], len(group_names) + 1))
+        stats = grouped_mean_ci_many(
             inputs.score_value[rows],
-            item_group[inputs.score_item[rows]],
-            n_groups,
+            groupings,
             clusters=inputs.score_rater[rows],
             rounds=rounds,
             seed=seed + q,
             level=LEVEL,
         )
-        for g, name in enumerate(names):
-            table[name].setdefault("questions", {})[question.name] = _interval(
-                est[g], low[g], high[g], int(n[g])
-            )
+        dimensions = [*codes, *(["background"] if background else [])]
+        for dimension, (est, low, high, n) in zip(dimensions, stats, strict=True):
+            for g, name in enumerate(tables[dimension]):
+                tables[dimension][name].setdefault("questions", {})[question.name] = _interval(
+                    est[g], low[g], high[g], int(n[g])
+                )
     is_ai = ~inputs.item_is_human
     correct = (inputs.turing_guess_ai == is_ai[inputs.turing_item]).astype(float)
-    est, low, high, n = grouped_proportion_ci(
-        correct,
-        item_group[inputs.turing_item],
-        n_groups,
-        clusters=inputs.turing_rater,
-        rounds=rounds,
-        seed=seed + 50,
-        level=LEVEL,
+    offensive = (
+        np.array([item["offensive"] for item in items], dtype=float) if items is not None else None
     )
-    for g, name in enumerate(names):
-        members = item_group == g
-        table[name]["turing_accuracy"] = _interval(est[g], low[g], high[g], int(n[g]))
-        table[name]["safety_intercepted_items"] = int(inputs.item_safety_intercepted[members].sum())
-        if items is not None:
-            offensive = np.array([item["offensive"] for item in items], dtype=float)
-            table[name]["offensive_items"] = int(offensive[members].sum())
-            table[name]["offense_rate"] = _num(offensive[members].mean()) if members.any() else None
-    return table
-
-
-def _background_table(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
-    """The same means split by the rater's background group (rows grouped by rater, not item)."""
-    rater_group, names = (
-        _codes(inputs.rater_group) if inputs.rater_group else (np.zeros(0, np.int64), [])
-    )
-    table: dict[str, Any] = {
-        name: {"n_raters": int(np.sum(rater_group == g)), "questions": {}}
-        for g, name in enumerate(names)
-    }
-    for q, question in enumerate(inputs.questions):
-        rows = _question_rows(inputs, q)
-        est, low, high, n = grouped_mean_ci(
-            inputs.score_value[rows],
-            rater_group[inputs.score_rater[rows]],
+    for k, (dimension, (item_group, names)) in enumerate(codes.items()):
+        table = tables[dimension]
+        est, low, high, n = grouped_proportion_ci(
+            correct,
+            item_group[inputs.turing_item],
             len(names),
-            clusters=inputs.score_rater[rows],
+            clusters=inputs.turing_rater,
             rounds=rounds,
-            seed=seed + q,
+            seed=seed + 50 + 100 * k,
             level=LEVEL,
         )
         for g, name in enumerate(names):
-            table[name]["questions"][question.name] = _interval(est[g], low[g], high[g], int(n[g]))
-    return table
+            members = item_group == g
+            table[name]["turing_accuracy"] = _interval(est[g], low[g], high[g], int(n[g]))
+            table[name]["safety_intercepted_items"] = int(
+                inputs.item_safety_intercepted[members].sum()
+            )
+            if offensive is not None:
+                table[name]["offensive_items"] = int(offensive[members].sum())
+                table[name]["offense_rate"] = (
+                    _num(offensive[members].mean()) if members.any() else None
+                )
+    return tables
 
 
 def _turing(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
@@ -460,9 +500,10 @@ def _diagnostics(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
             rounds=rounds,
             seed=seed + 1,
         )
-    if inputs.rater_group and inputs.score_item.size:
-        group_of_rater, names = _codes(inputs.rater_group)
+    group_of_rater, names = _rater_groups(inputs)
+    if names and inputs.score_item.size:
         scorecards = np.unique(np.stack([inputs.score_item, inputs.score_rater]), axis=1)
+        scorecards = scorecards[:, group_of_rater[scorecards[1]] >= 0]
         coverage = np.zeros((inputs.n_items, len(names)), dtype=np.int64)
         np.add.at(coverage, (scorecards[0], group_of_rater[scorecards[1]]), 1)
         result["coverage"] = {
@@ -572,11 +613,9 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
     if any(inputs.item_content_type):
         # Generated-content studies: news, analysis, creative (the weights differ per type).
         labels["content_type"] = [ct or "unspecified" for ct in inputs.item_content_type]
-    groups: dict[str, Any] = {
-        dimension: _group_table(inputs, values, items, seed + _SEED_GROUPS + 100 * k, rounds)
-        for k, (dimension, values) in enumerate(labels.items())
-    }
-    groups["background"] = _background_table(inputs, seed + _SEED_GROUPS + 900, rounds)
+    groups: dict[str, Any] = _group_tables(
+        inputs, labels, items, seed + _SEED_GROUPS, rounds, background=True
+    )
     public_agreement = {
         name: {
             **{key: value for key, value in entry.items() if not key.startswith("_")},
@@ -601,6 +640,7 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
         "counts": {
             "items": inputs.n_items,
             "raters": inputs.n_raters,
+            "raters_unknown_background": sum(1 for group in inputs.rater_group if not group),
             "score_answers": int(inputs.score_item.size),
             "pair_judgments": int(inputs.pair_left.size),
             "turing_judgments": int(inputs.turing_item.size),
@@ -662,13 +702,13 @@ def compute_study_document(
                 "pair_judgments": int(before_exclusions.pair_left.size),
                 "turing_judgments": int(before_exclusions.turing_item.size),
             },
-            "source": _group_table(
+            "source": _group_tables(
                 before_exclusions,
-                before_exclusions.item_source,
+                {"source": before_exclusions.item_source},
                 None,
                 seed + _SEED_GROUPS,
                 rounds,
-            ),
+            )["source"],
         }
     return payload
 

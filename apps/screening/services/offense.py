@@ -45,6 +45,14 @@ def _scanned_texts(item: Item) -> list[tuple[str, str]]:
     return texts
 
 
+def offense_candidates(texts: Sequence[tuple[int, list[str]]]) -> list[int]:
+    """Of (item id, texts a rater reads with it), the ids whose texts the active terms might
+    match: only those need offense_scan_items when the items are new (nothing matched or
+    released before). Reads no item from the database."""
+    matcher, _ = _active_terms()
+    return [pk for pk, parts in texts if any(matcher.could_match(part) for part in parts)]
+
+
 def scanned_text(item: Item, where: str) -> str:
     """The text a match's `where` points to ("" when the item no longer has it)."""
     return dict(_scanned_texts(item)).get(where, "")
@@ -70,15 +78,23 @@ def _item_matches(
 
 
 @transaction.atomic
-def offense_scan_items(*, items: Sequence[Item]) -> int:
+def offense_scan_items(
+    *,
+    items: Sequence[Item] = (),
+    item_ids: Sequence[int] = (),
+    request_results: bool = True,
+) -> int:
     """Replace these items' matches with what the active terms find now, and hold or free them.
+
+    `items` or `item_ids` name them. `request_results=False`: the caller asks for fresh results
+    itself (an import, which has just added the items).
 
     An item with matches that no researcher released is held (its stage remembered); a held item
     without matches any more goes back to the stage it was held from; a released item stays
     where it is. Returns how many of these items are held after the scan.
     """
     matcher, ids = _active_terms()
-    pks = sorted({item.pk for item in items})
+    pks = sorted({item.pk for item in items} | set(item_ids))
     now = timezone.now()
     held = 0
     # Studies whose human-study items changed: a hold takes an item out of the results, a
@@ -88,7 +104,21 @@ def offense_scan_items(*, items: Sequence[Item]) -> int:
         chunk = pks[offset : offset + _CHUNK]
         # Locked in id order, so a release or another scan of the same items waits its turn
         # instead of deciding on a stage that is about to change.
-        locked = list(Item.objects.select_for_update().filter(pk__in=chunk).order_by("pk"))
+        locked = list(
+            Item.objects.select_for_update()
+            .filter(pk__in=chunk)
+            .only(
+                "pk",
+                "study_id",
+                "stage",
+                "held_from_stage",
+                "offense_released_at",
+                "text",
+                "context",
+                "scenario",
+            )
+            .order_by("pk")
+        )
         OffenseMatch.objects.filter(item_id__in=chunk).delete()
         matches: list[OffenseMatch] = []
         changed: list[Item] = []
@@ -113,7 +143,7 @@ def offense_scan_items(*, items: Sequence[Item]) -> int:
             item.updated_at = now
         Item.objects.bulk_update(changed, ["stage", "held_from_stage", "updated_at"])
         OffenseMatch.objects.bulk_create(matches)
-    for study_id in sorted(changed_studies):
+    for study_id in sorted(changed_studies if request_results else ()):
         study_results_request(study_id=study_id)
     return held
 

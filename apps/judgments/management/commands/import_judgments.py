@@ -28,3 +28,5 @@ class Command(BaseCommand):
                 f"{summary.raters_created} new raters"
             )
         )
+        for warning in summary.warnings:
+            self.stdout.write(self.style.WARNING(f"Warning ({warning.code}): {warning.message}"))

@@ -1,0 +1,284 @@
+"""Bring-your-own-data benchmark: import items, import judgments, aggregate, as a researcher does.
+
+Two generated datasets of the shape of public crowd-rating sets:
+
+(a) "crowd": 15,000 short texts, each graded 0-3 by five judges, every grade its own rater
+    (75,000 grades, 75,000 raters, no rater ids in the source). Target: import items +
+    import judgments + aggregate under 20 s in total on the 2-core machine, peak memory of
+    each step under 1.5 GB.
+(b) "large": 50,000 items, 1,000,000 grades (0-3) from 5,000 raters (200 items each).
+    Target: the three steps under 2 minutes in total, peak memory under 1.5 GB.
+
+Each step runs as its own `manage.py` process, exactly as a researcher runs it, so its wall
+time includes Django's start-up and its peak memory (max RSS of that process) is its own. The
+study uses a one-question rubric on a 0-3 scale made with `create_study --rubric FILE.json`.
+After the steps it reports the size of the printable HTML report.
+
+    .venv/bin/python benchmarks/bench_import.py                 # both datasets, SQLite
+    .venv/bin/python benchmarks/bench_import.py --only crowd    # one of them
+    .venv/bin/python benchmarks/bench_import.py --postgres      # PostgreSQL on 127.0.0.1
+    .venv/bin/python benchmarks/bench_import.py --scale 10      # a tenth of each, for a try
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+
+RUBRIC = {
+    "slug": "crowd-grade",
+    "name": "Crowd grade 0-3",
+    "kind": "humor",
+    "questions": [
+        {
+            "name": "grade",
+            "kind": "likert",
+            "min_value": 0,
+            "max_value": 3,
+            "prompt": {"en": "How funny is it?", "zh": "有多好笑？"},
+            "anchors": {
+                "en": {"0": "Not funny", "3": "Very funny"},
+                "zh": {"0": "不好笑", "3": "非常好笑"},
+            },
+        }
+    ],
+}
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    n_items: int
+    grades_per_item: int
+    # None: every grade its own rater; otherwise raters each grade n_items * grades / n_raters.
+    n_raters: int | None
+
+
+SHAPES = {
+    "crowd": Shape("crowd", 15_000, 5, None),
+    "large": Shape("large", 50_000, 20, 5_000),
+}
+
+
+def write_dataset(shape: Shape, folder: Path, *, seed: int) -> tuple[Path, Path, int]:
+    """Items and judgments files of this shape; returns their paths and the grade count."""
+    rng = np.random.default_rng(seed)
+    n_items, per_item = shape.n_items, shape.grades_per_item
+    strength = rng.normal(0, 0.8, n_items)
+    items_path = folder / f"{shape.name}-items.jsonl"
+    with items_path.open("w", encoding="utf-8") as out:
+        for i in range(n_items):
+            line = {
+                "id": f"t{i:06d}",
+                "text": f"short humorous text number {i} with a punchline",
+                "source": ("model-a", "model-b", "human")[i % 3],
+                "lang": "en",
+            }
+            out.write(json.dumps(line) + "\n")
+    if shape.n_raters is None:
+        raters = np.arange(n_items * per_item)
+    else:
+        # Each rater grades a contiguous run of items, wrapping, so every item gets
+        # `per_item` distinct raters and every rater the same number of items.
+        per_rater = n_items * per_item // shape.n_raters
+        raters = np.empty(n_items * per_item, dtype=np.int64)
+        position = 0
+        for r in range(shape.n_raters):
+            raters[position : position + per_rater] = r
+            position += per_rater
+    item_of = np.arange(n_items * per_item) % n_items
+    if shape.n_raters is not None:
+        item_of = np.empty_like(item_of)
+        per_rater = n_items * per_item // shape.n_raters
+        for r in range(shape.n_raters):
+            start = (r * per_rater) % n_items
+            item_of[r * per_rater : (r + 1) * per_rater] = (
+                np.arange(start, start + per_rater) % n_items
+            )
+    leniency = rng.normal(0, 0.4, int(raters.max()) + 1)
+    latent = 1.5 + strength[item_of] + leniency[raters] + rng.normal(0, 0.8, len(raters))
+    grades = np.clip(np.rint(latent), 0, 3).astype(int)
+    judgments_path = folder / f"{shape.name}-judgments.jsonl"
+    with judgments_path.open("w", encoding="utf-8") as out:
+        for r, i, g in zip(raters.tolist(), item_of.tolist(), grades.tolist(), strict=True):
+            line = {
+                "kind": "score",
+                "rater": f"g{r:07d}",
+                "background": "unknown",
+                "item": f"t{i:06d}",
+                "grade": g,
+            }
+            out.write(json.dumps(line) + "\n")
+    return items_path, judgments_path, len(raters)
+
+
+def run_step(args: list[str], env: dict[str, str]) -> tuple[float, float, str, float]:
+    """(wall seconds, peak RSS in MB, output, CPU seconds) of one manage.py process.
+
+    The CPU time (user + system) is what the step costs; the wall time also holds the waits of
+    a machine shared with other jobs."""
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    if process.returncode != 0:
+        raise SystemExit(f"manage.py {' '.join(args)} failed:\n{output}")
+    return wall, usage.ru_maxrss / 1024, output.strip(), usage.ru_utime + usage.ru_stime
+
+
+def environment(folder: Path, postgres: bool) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        {
+            "DEBUG": "1",
+            "LAUGHLAB_VAR_DIR": str(folder),
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "LOG_LEVEL": "WARNING",
+            "OMP_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1",
+            # As a researcher without a worker running: the imports must not aggregate inline.
+            "CELERY_TASK_ALWAYS_EAGER": "1",
+        }
+    )
+    if postgres:
+        for command in (["dropdb", "--if-exists"], ["createdb"]):
+            subprocess.run(
+                [*command, "-h", "127.0.0.1", "-U", "postgres", "laughlab_bench_import"],
+                check=True,
+            )
+        env["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/laughlab_bench_import"
+    else:
+        env["DATABASE_URL"] = f"sqlite:///{folder / 'bench.sqlite3'}"
+    return env
+
+
+def bench(
+    shape: Shape, *, postgres: bool, seed: int, report: bool, legacy: bool
+) -> dict[str, float]:
+    folder = Path(tempfile.mkdtemp(prefix=f"laughlab-bench-{shape.name}-"))
+    env = environment(folder, postgres)
+    t = time.perf_counter()
+    items_path, judgments_path, n_grades = write_dataset(shape, folder, seed=seed)
+    print(
+        f"[{shape.name}] wrote {shape.n_items:,} items and {n_grades:,} grades "
+        f"({judgments_path.stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - t:.1f} s"
+    )
+    rubric_path = folder / "rubric.json"
+    rubric_path.write_text(json.dumps(RUBRIC), encoding="utf-8")
+    run_step(["migrate", "--verbosity", "0"], env)
+    slug = f"bench-{shape.name}"
+    if legacy:
+        # The code before custom rubrics: the rubric is made in a shell, as researchers had to.
+        code = (
+            "import json; from apps.studies.models import Rubric, Question; "
+            "from apps.studies.services import study_create; "
+            f"spec = json.load(open({str(rubric_path)!r})); "
+            "r = Rubric.objects.create(slug=spec['slug'], name=spec['name'], kind='humor'); "
+            "[Question.objects.create(rubric=r, position=n + 1, **{k: v for k, v in q.items()}) "
+            "for n, q in enumerate(spec['questions'])]; "
+            f"study_create(slug={slug!r}, rubric_slug=spec['slug'])"
+        )
+        run_step(["shell", "-c", code], env)
+        judgments_path.write_text(
+            judgments_path.read_text().replace('"unknown"', '"technical"'), encoding="utf-8"
+        )
+    else:
+        run_step(["create_study", slug, "--rubric", str(rubric_path)], env)
+    results: dict[str, float] = {}
+    total = 0.0
+    total_cpu = 0.0
+    peak = 0.0
+    for step, args in (
+        ("import_items", ["import_items", slug, str(items_path)]),
+        ("import_judgments", ["import_judgments", slug, str(judgments_path)]),
+        ("aggregate", ["aggregate", slug]),
+    ):
+        wall, rss, output, cpu = run_step(args, env)
+        total += wall
+        total_cpu += cpu
+        peak = max(peak, rss)
+        results[step] = wall
+        results[f"{step}_cpu"] = cpu
+        results[f"{step}_rss_mb"] = rss
+        print(
+            f"[{shape.name}] {step:<17} {wall:7.1f} s wall {cpu:7.1f} s CPU  peak {rss:6.0f} MB"
+            f"   {output[-110:]}"
+        )
+    results["total"] = total
+    results["total_cpu"] = total_cpu
+    results["peak_rss_mb"] = peak
+    print(
+        f"[{shape.name}] total             {total:7.1f} s wall {total_cpu:7.1f} s CPU  "
+        f"peak {peak:6.0f} MB"
+    )
+    if report:
+        out = folder / "report.html"
+        wall, rss, _, _ = run_step(
+            ["export", slug, "--format", "report-html", "--out", str(out)], env
+        )
+        results["report_bytes"] = out.stat().st_size
+        print(
+            f"[{shape.name}] report.html {out.stat().st_size / 1e6:.2f} MB "
+            f"(written in {wall:.1f} s, peak {rss:.0f} MB)"
+        )
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--only", choices=sorted(SHAPES), default=None)
+    parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--scale", type=int, default=1, help="divide every size by this")
+    parser.add_argument("--seed", type=int, default=21)
+    parser.add_argument(
+        "--legacy",
+        action="store_true",
+        help="for the code before custom rubrics and unknown backgrounds (the baseline)",
+    )
+    parser.add_argument("--no-report", action="store_true", help="skip the HTML report size")
+    args = parser.parse_args()
+    names = [args.only] if args.only else ["crowd", "large"]
+    print(f"database={'postgresql' if args.postgres else 'sqlite'} scale=1/{args.scale}")
+    for name in names:
+        shape = SHAPES[name]
+        if args.scale > 1:
+            shape = Shape(
+                shape.name,
+                shape.n_items // args.scale,
+                shape.grades_per_item,
+                None if shape.n_raters is None else max(shape.n_raters // args.scale, 1),
+            )
+        bench(
+            shape,
+            postgres=args.postgres,
+            seed=args.seed,
+            report=not args.no_report,
+            legacy=args.legacy,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""The batched bootstrap paths against the one-round-at-a-time definitions they replace, and
+against independent implementations (the krippendorff package on every resample)."""
+
+from __future__ import annotations
+
+import krippendorff
+import numpy as np
+import pytest
+from scipy import stats
+
+from apps.analysis.stats.agreement import (
+    _alpha_units,
+    fleiss_counts,
+    fleiss_kappa,
+    fleiss_kappa_ci,
+    krippendorff_alpha_ci,
+)
+from apps.analysis.stats.bootstrap import (
+    _cluster_draws,
+    bootstrap_statistic,
+    bootstrap_weighted_statistic,
+    bootstrap_weights,
+    grouped_mean_ci,
+    grouped_mean_ci_many,
+)
+
+
+def _ratings(seed: int, n_items: int = 40, n_raters: int = 12, top: int = 3):
+    rng = np.random.default_rng(seed)
+    item = np.repeat(np.arange(n_items), n_raters)
+    rater = np.tile(np.arange(n_raters), n_items)
+    latent = rng.normal(0, 1, n_items)[item] + rng.normal(0, 1, item.size)
+    value = np.clip(np.rint(latent + top / 2), 0, top)
+    keep = rng.random(item.size) < 0.7
+    return item[keep], rater[keep], value[keep]
+
+
+def test_weighted_statistic_draws_the_same_rounds_as_the_index_statistic() -> None:
+    values = np.random.default_rng(1).normal(size=57)
+
+    def by_index(idx: np.ndarray) -> float:
+        return float(values[idx].mean())
+
+    def by_weights(w: np.ndarray) -> np.ndarray:
+        return (w @ values) / w.sum(axis=1)
+
+    plain = bootstrap_statistic(by_index, 57, rounds=500, seed=4)
+    batched = bootstrap_weighted_statistic(by_weights, 57, rounds=500, seed=4)
+    assert batched == pytest.approx(plain, rel=1e-12)
+
+
+def test_bootstrap_weights_count_n_draws_per_round_in_batches_of_any_size() -> None:
+    whole = np.concatenate(list(bootstrap_weights(9, rounds=25, seed=3, chunk=25)))
+    pieces = np.concatenate(list(bootstrap_weights(9, rounds=25, seed=3, chunk=4)))
+    assert np.array_equal(whole, pieces)
+    assert np.all(whole.sum(axis=1) == 9)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_batched_alpha_equals_the_krippendorff_package_on_each_resample(level: str) -> None:
+    item, rater, value = _ratings(2)
+    units = _alpha_units(item, rater, value, level)
+    rng = np.random.default_rng(5)
+    unit_ids = np.unique(item)
+    weights = np.stack(
+        [
+            np.bincount(rng.integers(0, units.n_units, units.n_units), minlength=units.n_units)
+            for _ in range(6)
+        ]
+    ).astype(float)
+    batched = units.alphas(weights)
+    for w, got in zip(weights, batched, strict=True):
+        # The resample as data: unit u repeated w[u] times, each copy its own unit.
+        rows = []
+        for u, times in enumerate(w.astype(int)):
+            mask = item == unit_ids[u]
+            for _ in range(times):
+                row = np.full(12, np.nan)
+                row[rater[mask]] = value[mask]
+                rows.append(row)
+        expected = krippendorff.alpha(reliability_data=np.array(rows).T, level_of_measurement=level)
+        assert got == pytest.approx(expected, abs=1e-10)
+        assert got == pytest.approx(units.alpha(w), abs=1e-12)
+
+
+def test_alpha_and_kappa_intervals_keep_their_values_for_a_seed() -> None:
+    item, rater, value = _ratings(3)
+    for level in ("nominal", "ordinal", "interval"):
+        units = _alpha_units(item, rater, value, level)
+
+        def one(idx: np.ndarray, units=units) -> float:
+            return units.alpha(np.bincount(idx, minlength=units.n_units).astype(float))
+
+        low, high = bootstrap_statistic(one, units.n_units, rounds=300, seed=8)
+        got = krippendorff_alpha_ci(item, rater, value, level=level, rounds=300, seed=8)
+        assert (got.ci_low, got.ci_high) == pytest.approx((low, high), abs=1e-12)
+    counts = fleiss_counts(item, value, 40, np.arange(4.0))
+    kappa = fleiss_kappa_ci(item, value, 40, np.arange(4.0), rounds=300, seed=8)
+    low, high = bootstrap_statistic(lambda idx: fleiss_kappa(counts[idx]), 40, rounds=300, seed=8)
+    assert (kappa.ci_low, kappa.ci_high) == pytest.approx((low, high), abs=1e-12)
+
+
+def test_cluster_draws_are_multinomial_counts() -> None:
+    draws = _cluster_draws(np.random.default_rng(0), 50, 4000)
+    assert draws.shape == (50, 4000)
+    assert np.all(draws.sum(axis=0) == 50)
+    # Each cluster's count is Binomial(50, 1/50): mean 1, variance 0.98.
+    assert draws.mean() == pytest.approx(1.0)
+    assert draws.var() == pytest.approx(0.98, rel=0.03)
+    # Counts of one column are negatively correlated, as in a multinomial (-1/49).
+    corr = np.corrcoef(draws[0], draws[1])[0, 1]
+    assert corr == pytest.approx(-1 / 49, abs=0.03)
+
+
+def test_many_groupings_give_each_grouping_its_clustered_interval() -> None:
+    rng = np.random.default_rng(6)
+    n_raters, n_items = 80, 30
+    rater = np.repeat(np.arange(n_raters), 10)
+    item = rng.integers(0, n_items, rater.size)
+    value = rng.normal(0, 1, n_items)[item] + rng.normal(0, 0.7, n_raters)[rater]
+    by_model = item % 3
+    by_level = item % 2
+    many = grouped_mean_ci_many(
+        value, [(by_model, 3), (by_level, 2)], clusters=rater, rounds=4000, seed=1
+    )
+    for (est, low, high, n), (groups, k) in zip(many, [(by_model, 3), (by_level, 2)], strict=False):
+        one = grouped_mean_ci(value, groups, k, clusters=rater, rounds=4000, seed=2)
+        assert np.allclose(est, one[0])
+        assert np.array_equal(n, one[3])
+        width = one[2] - one[1]
+        assert np.all(np.abs(low - one[1]) < 0.08 * width)
+        assert np.all(np.abs(high - one[2]) < 0.08 * width)
+
+
+def test_clustered_group_interval_of_one_grade_raters_is_the_ordinary_bootstrap() -> None:
+    # Every grade its own rater (crowd data without rater ids): per group, resampling raters
+    # is resampling the group's grades.
+    rng = np.random.default_rng(9)
+    value = rng.integers(0, 4, 3000).astype(float)
+    groups = rng.integers(0, 3, 3000)
+    _, low, high, _ = grouped_mean_ci(
+        value, groups, 3, clusters=np.arange(3000), rounds=3000, seed=3
+    )
+    for g in range(3):
+        ref = stats.bootstrap(
+            (value[groups == g],), np.mean, n_resamples=3000, method="percentile", random_state=1
+        ).confidence_interval
+        width = ref.high - ref.low
+        assert low[g] == pytest.approx(ref.low, abs=0.1 * width)
+        assert high[g] == pytest.approx(ref.high, abs=0.1 * width)

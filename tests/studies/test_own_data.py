@@ -1,0 +1,195 @@
+"""Bringing one's own data: a custom 0-3 rubric from a file, items and judgments with metadata,
+raters of unknown background, imports that only mark results stale, and the rater-id warning."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from apps.analysis.models import AggregationState, StudyResult
+from apps.analysis.services import study_aggregate
+from apps.judgments.models import ScoreAnswer, ScoreResponse
+from apps.judgments.services import study_judgments_import
+from apps.raters.models import Rater
+from apps.studies.models import Item, Question, Study
+from apps.studies.services import study_items_import
+
+pytestmark = pytest.mark.django_db
+
+RUBRIC = {
+    "slug": "crowd-grade",
+    "name": "Crowd grade",
+    "questions": [
+        {
+            "name": "grade",
+            "kind": "likert",
+            "min_value": 0,
+            "max_value": 3,
+            "prompt": {"en": "How funny is it?", "zh": "有多好笑？"},
+            "anchors": {
+                "en": {"0": "Not funny", "3": "Very"},
+                "zh": {"0": "不好笑", "3": "很好笑"},
+            },
+        }
+    ],
+}
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def jsonl(rows: list[dict[str, object]]) -> bytes:
+    return "\n".join(json.dumps(row) for row in rows).encode()
+
+
+@pytest.fixture
+def study(tmp_path: Path) -> Study:
+    path = tmp_path / "rubric.json"
+    path.write_text(json.dumps(RUBRIC), encoding="utf-8")
+    run("create_study", "crowd", "--rubric", str(path), "--backgrounds", "")
+    return Study.objects.get(slug="crowd")
+
+
+def items(n: int) -> bytes:
+    return jsonl(
+        [
+            {"id": f"t{i}", "text": f"joke {i}", "source": "human", "meta": {"split": "dev"}}
+            for i in range(n)
+        ]
+    )
+
+
+def test_create_study_takes_a_rubric_file_with_a_zero_based_scale(study: Study) -> None:
+    question = Question.objects.get(rubric=study.rubric)
+    assert (question.name, question.min_value, question.max_value) == ("grade", 0, 3)
+    assert question.prompt == {"en": "How funny is it?", "zh": "有多好笑？"}
+    assert not study.rubric.builtin
+    assert list(study.background_groups.all()) == []
+
+
+def test_a_rubric_file_with_a_bad_field_is_refused_naming_it(tmp_path: Path) -> None:
+    bad = json.loads(json.dumps(RUBRIC))
+    bad["questions"][0]["max_value"] = 0
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(CommandError, match=r"questions\[0\]\.max_value"):
+        run("create_study", "crowd", "--rubric", str(path))
+    assert not Study.objects.filter(slug="crowd").exists()
+
+
+def test_judgments_of_unknown_background_are_imported_and_aggregated(study: Study) -> None:
+    study_items_import(study=study, data=items(30), filename="items.jsonl")
+    lines = [
+        {
+            "kind": "score",
+            "rater": f"g{k}",
+            "background": "unknown",
+            "item": f"t{k % 30}",
+            "grade": k % 4,
+            "meta": {"position": k % 5},
+        }
+        for k in range(150)
+    ]
+    summary = study_judgments_import(study=study, data=jsonl(lines), filename="j.jsonl")
+    assert summary.created["score"] == 150
+    assert summary.warnings == []
+    assert Rater.objects.filter(study=study, background__isnull=True).count() == 150
+    assert ScoreResponse.objects.filter(study=study).first().meta == {"position": 0}
+    assert sorted(set(ScoreAnswer.objects.values_list("value", flat=True))) == [0, 1, 2, 3]
+    document = study_aggregate(study=study, rounds=20).payload
+    assert document["counts"]["raters_unknown_background"] == 150
+    agreement = document["agreement"]["grade"]
+    assert agreement["alpha_level"] == "ordinal"
+    assert agreement["krippendorff_alpha_by_group"] == {}
+    assert agreement["unknown_background_raters"] == 150
+    assert set(agreement["krippendorff_alpha"]) == {"nominal", "ordinal", "interval"}
+    assert document["groups"]["background"] == {}
+
+
+def test_imports_mark_results_stale_and_never_aggregate_inline(
+    study: Study, django_capture_on_commit_callbacks
+) -> None:
+    # Tests run Celery eagerly: a queued run would compute right inside the import.
+    assert not AggregationState.objects.filter(study=study).exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        study_items_import(study=study, data=items(3), filename="items.jsonl")
+    line = {"kind": "score", "rater": "a", "background": "unknown", "item": "t1", "grade": 2}
+    with django_capture_on_commit_callbacks(execute=True):
+        study_judgments_import(study=study, data=jsonl([line]), filename="j.jsonl")
+    assert not StudyResult.objects.filter(study=study).exists()
+    assert AggregationState.objects.get(study=study).requested_at is not None
+    run("aggregate", "crowd", "--rounds", "10")
+    assert StudyResult.objects.filter(study=study).exists()
+
+
+def test_item_metadata_and_extra_csv_columns_are_kept(study: Study) -> None:
+    study_items_import(study=study, data=items(1), filename="items.jsonl")
+    assert Item.objects.get(external_id="t0").meta == {"split": "dev"}
+    csv = b"id,text,source,dataset,meta.round\nc1,A pun,human,crowd-2021,3\n"
+    study_items_import(study=study, data=csv, filename="items.csv")
+    assert Item.objects.get(external_id="c1").meta == {"dataset": "crowd-2021", "round": "3"}
+
+
+def test_an_unknown_field_of_a_json_item_line_is_still_an_error(study: Study) -> None:
+    from apps.core.errors import ImportRejected
+
+    with pytest.raises(ImportRejected) as caught:
+        study_items_import(
+            study=study,
+            data=jsonl([{"id": "x", "text": "t", "source": "human", "lnag": "en"}]),
+            filename="items.jsonl",
+        )
+    assert caught.value.errors[0].field == "lnag"
+    assert "meta" in caught.value.errors[0].message
+
+
+@pytest.mark.parametrize("rater_ids", [["1", "2", "3", "4", "5"], ["judge_1", "judge_2"]])
+def test_positional_rater_ids_get_a_warning_that_explains_the_consequence(
+    study: Study, rater_ids: list[str]
+) -> None:
+    study_items_import(study=study, data=items(40), filename="items.jsonl")
+    lines = [
+        {"kind": "score", "rater": rater, "background": "unknown", "item": f"t{i}", "grade": i % 4}
+        for i in range(40)
+        for rater in rater_ids
+    ]
+    summary = study_judgments_import(study=study, data=jsonl(lines), filename="j.jsonl")
+    assert [w.code for w in summary.warnings] == ["positional_rater_ids"]
+    assert "several times too wide" in summary.warnings[0].message
+
+
+def test_import_judgments_prints_the_rater_id_warning(study: Study, tmp_path: Path) -> None:
+    study_items_import(study=study, data=items(40), filename="items.jsonl")
+    lines = [
+        {"kind": "score", "rater": str(r), "background": "unknown", "item": f"t{i}", "grade": 1}
+        for i in range(40)
+        for r in range(1, 4)
+    ]
+    path = tmp_path / "j.jsonl"
+    path.write_bytes(jsonl(lines))
+    assert "rater ids look like grade positions" in run("import_judgments", "crowd", str(path))
+
+
+def test_real_rater_ids_get_no_warning(study: Study) -> None:
+    study_items_import(study=study, data=items(40), filename="items.jsonl")
+    lines = [
+        {
+            "kind": "score",
+            "rater": f"PID5f{r:04x}e",
+            "background": "unknown",
+            "item": f"t{(r * 7 + k) % 40}",
+            "grade": k % 4,
+        }
+        for r in range(30)
+        for k in range(8)
+    ]
+    summary = study_judgments_import(study=study, data=jsonl(lines), filename="j.jsonl")
+    assert summary.warnings == []
