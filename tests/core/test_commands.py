@@ -47,7 +47,8 @@ def test_create_study_makes_a_draft_with_the_four_default_backgrounds():
     ("args", "message"),
     [
         (["create_study", "Bad Slug!", "--rubric", "humor"], "must be lowercase letters"),
-        (["create_study", "x", "--rubric", "sonnets"], "invalid choice"),
+        (["create_study", "x", "--rubric", "sonnets"], "no rubric .sonnets.; known rubrics"),
+        (["create_study", "x", "--rubric", "missing.json"], "does not exist"),
     ],
 )
 def test_create_study_refuses_bad_arguments(args, message):
