@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("judgments", "0003_remove_pairjudgment_judgments_p_study_i_7549fb_idx_and_more"),
-        ("studies", "0008_item_meta_any_integer_scale"),
+        ("studies", "0009_item_meta_any_integer_scale"),
     ]
 
     operations = [

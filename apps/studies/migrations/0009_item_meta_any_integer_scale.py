@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("studies", "0007_study_exclude_items_not_evidence_and_more"),
+        ("studies", "0008_study_allow_cross_language_pairs"),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("raters", "0001_initial"),
+        ("raters", "0002_rater_languages"),
     ]
 
     operations = [
