@@ -25,7 +25,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import status
 from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -38,6 +38,7 @@ from apps.api import serializers as s
 from apps.core.api import exception_handler as core_exception_handler
 from apps.core.errors import DomainError, LineError, NotFound
 from apps.core.lines import Record, read_records
+from apps.core.parsers import SafeJSONParser
 from apps.core.serializers import ErrorOut
 from apps.dashboard.selectors import study_progress
 from apps.exclusions.selectors import exclusions_list
@@ -114,7 +115,7 @@ class Pagination(LimitOffsetPagination):
 class ResearcherApi(APIView):
     # Token or session authentication and IsAuthenticated come from REST_FRAMEWORK settings.
     # (A comment, not a docstring: the schema would show a docstring as every operation's text.)
-    parser_classes = [JSONParser]
+    parser_classes = [SafeJSONParser]
 
     def study(self, request: Request, slug: str) -> Study:
         return study_get_for_user(user=request.user, slug=slug)
@@ -325,7 +326,7 @@ def _check_size(request: Request, field: str) -> None:
 
 
 class StudyItemsApi(ResearcherApi):
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [SafeJSONParser, MultiPartParser]
 
     @extend_schema(
         operation_id="studies_items_list",

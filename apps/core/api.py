@@ -44,4 +44,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             "code": codes if isinstance(codes, str) else "error",
             "message": str(exc.detail),
         }
+        field = getattr(exc, "field", None)
+        if field:
+            response.data["field"] = field
     return response

@@ -14,7 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from apps.core import jsonsafe
 from apps.core.errors import ImportRejected, LineError
+
+
+def _join_cell(column: str, path: str) -> str:
+    if not path:
+        return column
+    return f"{column}{path}" if path.startswith("[") else f"{column}.{path}"
 
 
 @dataclass(frozen=True)
@@ -68,9 +75,13 @@ def read_jsonl(text: str) -> Iterator[Record | LineError]:
         if not raw.strip():
             continue
         try:
-            value = json.loads(raw)
+            value = jsonsafe.loads(raw)
         except json.JSONDecodeError as exc:
             yield LineError(number, "(line)", f"is not valid JSON: {exc.msg} at column {exc.colno}")
+            continue
+        except jsonsafe.JsonRejected as exc:
+            field = exc.path.partition(".")[0].split("[")[0] or "(line)"
+            yield LineError(number, field, f"{exc.path + ' ' if exc.path else ''}{exc.message}")
             continue
         if not isinstance(value, dict):
             yield LineError(number, "(line)", "must be a JSON object")
@@ -120,9 +131,14 @@ def read_csv(
                 continue  # an empty cell is an absent field
             if name in json_columns:
                 try:
-                    fields[name] = json.loads(cell)
+                    fields[name] = jsonsafe.loads(cell)
                 except json.JSONDecodeError:
                     yield LineError(number, name, "is not valid JSON")
+                    bad = True
+                    break
+                except jsonsafe.JsonRejected as exc:
+                    where = _join_cell(name, exc.path)
+                    yield LineError(number, name, f"{where} {exc.message}")
                     bad = True
                     break
             else:

@@ -15,6 +15,7 @@ from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from apps.core.parsers import RaterJSONParser
 from apps.core.ratelimit import client_address, rate_limit_check
 
 
@@ -26,6 +27,7 @@ class _CsrfCheck(CsrfViewMiddleware):
 class RaterAPIView(APIView):
     authentication_classes: list[type] = []
     permission_classes: list[type] = []
+    parser_classes = [RaterJSONParser]
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)

@@ -1,0 +1,110 @@
+"""Parsing JSON from outside (API bodies, JSONL lines, JSON cells of a CSV) within limits.
+
+Python's json module accepts what the stored data cannot hold or the process cannot survive:
+`NaN` and `Infinity` (not JSON; PostgreSQL refuses them in a jsonb), numbers such as `1e999` that
+become infinite, integers of thousands of digits, and nesting deep enough to exhaust the stack.
+`loads` refuses each with a JsonRejected naming where in the document it is (`answers.surprise`,
+`context[0].text`), so the caller can answer 400 with that place.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+# Deeper than any document LaughLab reads (a dialogue context is three levels).
+MAX_DEPTH = 32
+# Larger integers than a signed 64-bit column holds are refused (19 digits, and a sign).
+MAX_INT_DIGITS = 19
+
+
+class JsonRejected(ValueError):
+    def __init__(self, message: str, *, path: str = "") -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.message = message
+        self.path = path
+
+
+class _Bad:
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+def _constant(name: str) -> _Bad:
+    return _Bad(f"must be a finite number ({name} is not JSON)")
+
+
+def _float(text: str) -> float | _Bad:
+    value = float(text)
+    if not math.isfinite(value):
+        return _Bad(f"must be a finite number ({text[:20]} is out of range)")
+    return value
+
+
+def _int(text: str) -> int | _Bad:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        return _Bad(f"is too large a number ({len(text.lstrip('-'))} digits)")
+    return int(text)
+
+
+def _join(path: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    return f"{path}.{key}" if path else key
+
+
+def _check(value: Any, max_depth: int) -> None:
+    """Walk the parsed value without recursion: refuse a marker or a too-deep container."""
+    stack: list[tuple[Any, str, int]] = [(value, "", 0)]
+    while stack:
+        node, path, depth = stack.pop()
+        if isinstance(node, _Bad):
+            raise JsonRejected(node.message, path=path)
+        if isinstance(node, dict | list):
+            if depth >= max_depth:
+                raise JsonRejected(f"is nested more than {max_depth} levels deep", path=path)
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, child in items:
+                stack.append((child, _join(path, key), depth + 1))
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _too_deep(text: str, max_depth: int) -> bool:
+    """Whether brackets outside strings nest deeper than `max_depth`, checked before parsing, so
+    a document of 50,000 `[` never reaches the recursive parser."""
+    if text.count("[") + text.count("{") <= max_depth:
+        return False
+    depth = 0
+    for bracket in _BRACKET.findall(_STRING.sub("", text)):
+        depth += 1 if bracket in "[{" else -1
+        if depth > max_depth:
+            return True
+    return False
+
+
+def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
+    """json.loads within the limits above; JsonRejected (a ValueError) otherwise."""
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise JsonRejected(f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if _too_deep(text, max_depth):
+        raise JsonRejected(f"is nested more than {max_depth} levels deep")
+    try:
+        value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+    except RecursionError:
+        raise JsonRejected(f"is nested more than {max_depth} levels deep") from None
+    except json.JSONDecodeError:
+        raise
+    except (ValueError, TypeError) as exc:  # e.g. bytes that are not UTF-8
+        raise JsonRejected(f"is not valid JSON ({exc})") from None
+    _check(value, max_depth)
+    return value

@@ -1,0 +1,158 @@
+"""Malformed JSON anywhere is a 4xx naming the problem, never a 500, and stores nothing: deep
+nesting, NaN/Infinity, numbers out of range and oversized bodies, on the rater API, the
+researcher API and JSONL/CSV uploads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from apps.core import jsonsafe
+from apps.core.errors import ImportRejected
+from apps.judgments.models import ScoreResponse
+from apps.studies.models import Item, Study
+from apps.studies.services import study_items_import
+from tests.api.conftest import token_client
+from tests.factories import ItemFactory, StudyFactory
+
+pytestmark = pytest.mark.django_db
+FORM = {"background": "technical", "age_band": "25-34", "consent": "on"}
+DEEP = "[" * 50_000
+HUGE = "9" * 5000
+
+
+def test_the_parser_names_where_a_non_finite_or_huge_number_is():
+    for text, path in (
+        ('{"a": {"b": NaN}}', "a.b"),
+        ('{"a": [1, Infinity]}', "a[1]"),
+        ('{"a": -Infinity}', "a"),
+        ('{"a": 1e999}', "a"),
+        ('{"x": ' + HUGE + "}", "x"),
+    ):
+        with pytest.raises(jsonsafe.JsonRejected) as caught:
+            jsonsafe.loads(text)
+        assert caught.value.path == path
+    for deep in (DEEP, "[" * 950 + "]" * 950, '{"a":' * 40 + "1" + "}" * 40):
+        with pytest.raises(jsonsafe.JsonRejected, match="nested more than"):
+            jsonsafe.loads(deep)
+    assert jsonsafe.loads('{"a": [-1.5, 12345678901234567, {"b": null}]}') == {
+        "a": [-1.5, 12345678901234567, {"b": None}]
+    }
+
+
+@pytest.fixture
+def rater():
+    study = StudyFactory(
+        status=Study.Status.OPEN, task_mix={"scorecard": 1.0}, attention_check_rate=0
+    )
+    for n in range(3):
+        ItemFactory(study=study, external_id=f"i{n}")
+    client = Client()
+    assert client.post(f"/s/{study.slug}/", FORM).status_code == 302
+    page = client.get(f"/s/{study.slug}/task/").content.decode()
+    assignment = int(page.split('data-assignment="')[1].split('"')[0])
+    return client, study, assignment
+
+
+def _post(client: Client, url: str, body: str):
+    return client.post(
+        url,
+        body,
+        content_type="application/json",
+        headers={"X-CSRFToken": client.cookies["csrftoken"].value},
+    )
+
+
+def test_the_rater_api_refuses_malformed_json_with_a_400_naming_the_field(rater):
+    client, study, assignment = rater
+    url = f"/api/v1/rater/{study.slug}/scorecards"
+    answer = (
+        '{"assignment": %d, "idempotency_key": "key-0001-aaaa", "active_ms": 4000, '
+        '"answers": {"surprise": {"value": %s, "at_ms": 1000}}}'
+    )
+    deep = _post(client, url, DEEP)
+    assert deep.status_code == 400
+    assert "nested more than" in deep.json()["message"]
+    for bad in ("NaN", "Infinity", "1e999", HUGE):
+        response = _post(client, url, answer % (assignment, bad))
+        assert response.status_code == 400, (bad, response.content[:300])
+        body = response.json()
+        assert body["field"] == "answers.surprise.value"
+        assert body["message"].startswith("answers.surprise.value: ")
+    too_big = _post(client, url, json.dumps({"assignment": assignment, "pad": "x" * 70_000}))
+    assert too_big.status_code == 413
+    assert not ScoreResponse.objects.filter(study=study).exists()
+
+
+@pytest.fixture
+def researcher(django_user_model):
+    from apps.studies.services import study_create, study_member_add
+
+    user = django_user_model.objects.create_user("res", password="x")
+    study = study_create(slug="jsonfuzz", rubric_slug="humor")
+    study_member_add(study=study, user=user)
+    return token_client(user), study
+
+
+def test_the_researcher_api_refuses_malformed_json_with_a_400(researcher):
+    client, study = researcher
+    items = f"/api/v1/studies/{study.slug}/items/"
+    deep = client.generic("POST", items, DEEP, content_type="application/json")
+    assert deep.status_code == 400
+    assert "nested more than" in deep.json()["message"]
+    for bad, field in (("NaN", "items[0].generation.temperature"), (HUGE, None)):
+        body = (
+            '{"items": [{"id": "a", "text": "t", "source": "human", '
+            '"generation": {"temperature": ' + bad + "}}]}"
+        )
+        response = client.generic("POST", items, body, content_type="application/json")
+        assert response.status_code == 400, response.content[:300]
+        assert response.json()["field"] == (field or "items[0].generation.temperature")
+    patch = client.generic(
+        "PATCH",
+        f"/api/v1/studies/{study.slug}/",
+        '{"session_minutes": ' + HUGE + "}",
+        content_type="application/json",
+    )
+    assert patch.status_code == 400
+    assert patch.json()["field"] == "session_minutes"
+    assert not Item.objects.filter(study=study).exists()
+
+
+def _rejected(data: bytes, filename: str) -> list[str]:
+    study = Study.objects.get(slug="jsonfuzz")
+    with pytest.raises(ImportRejected) as caught:
+        study_items_import(study=study, data=data, filename=filename)
+    assert not Item.objects.filter(study=study).exists()
+    return [f"{e.line}:{e.field}:{e.message}" for e in caught.value.errors]
+
+
+def test_uploads_refuse_deep_nesting_and_non_finite_or_huge_numbers(researcher):
+    good = '{"id": "ok", "text": "t", "source": "human"}'
+    deep = '{"id": "a", "text": "t", "source": "human", "generation": %s}' % ("[" * 950 + "]" * 950)
+    nan = '{"id": "b", "text": "t", "source": "human", "attention_expected": {"funniness": NaN}}'
+    huge = '{"id": "c", "text": "t", "source": "human", "generation": {"seed": ' + HUGE + "}}"
+    errors = _rejected("\n".join([good, deep, nan, huge, DEEP]).encode(), "items.jsonl")
+    assert errors[0] == "2:(line):is nested more than 32 levels deep"
+    assert errors[1].startswith("3:attention_expected:attention_expected.funniness ")
+    assert errors[2].startswith("4:generation:generation.seed is too large")
+    assert errors[3] == "5:(line):is nested more than 32 levels deep"
+
+    csv_text = 'id,text,source,generation\nok,t,human,{}\nx,t,human,"{""t"": NaN}"\n'
+    csv_errors = _rejected(csv_text.encode(), "items.csv")
+    assert csv_errors == ["3:generation:generation.t must be a finite number (NaN is not JSON)"]
+
+
+def test_an_uploaded_file_of_deep_json_through_the_api_is_a_400(researcher):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client, study = researcher
+    upload = SimpleUploadedFile("items.jsonl", DEEP.encode(), content_type="application/jsonl")
+    response = client.post(
+        f"/api/v1/studies/{study.slug}/items/", {"file": upload}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["line"] == 1
+    assert not Item.objects.filter(study=study).exists()
