@@ -16,9 +16,9 @@ from apps.studies.models import Item, Study
 from apps.studies.services import study_items_import
 from tests.api.conftest import token_client
 from tests.factories import ItemFactory, StudyFactory
+from tests.faults import FORM
 
 pytestmark = pytest.mark.django_db
-FORM = {"background": "technical", "age_band": "25-34", "consent": "on"}
 DEEP = "[" * 50_000
 HUGE = "9" * 5000
 
