@@ -133,6 +133,11 @@ def _count(usage: Any, name: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
+def storable_text(value: str) -> str:
+    """Text as the database can hold it: no NUL, no lone surrogate (JSON escapes allow both)."""
+    return value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+
+
 def parse_reply(body: bytes, *, latency_ms: float) -> Reply:
     """The first choice of a chat-completions reply; anything else is a failed call."""
     try:
@@ -154,9 +159,9 @@ def parse_reply(body: bytes, *, latency_ms: float) -> Reply:
     finish = choice.get("finish_reason") if isinstance(choice, dict) else None
     usage = envelope.get("usage") if isinstance(envelope, dict) else None
     return Reply(
-        text=content or "",
-        finish_reason=finish if isinstance(finish, str) else "",
-        refusal=refusal if isinstance(refusal, str) else "",
+        text=storable_text(content or ""),
+        finish_reason=storable_text(finish) if isinstance(finish, str) else "",
+        refusal=storable_text(refusal) if isinstance(refusal, str) else "",
         prompt_tokens=_count(usage, "prompt_tokens"),
         completion_tokens=_count(usage, "completion_tokens"),
         latency_ms=latency_ms,

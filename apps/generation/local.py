@@ -67,16 +67,19 @@ class LocalModel:
         generator = torch.Generator()
         generator.manual_seed(sampling.seed if sampling.seed is not None else torch.seed())
         eos = tokenizer.eos_token_id
-        with torch.no_grad():
-            out = _sample(
-                model,
-                ids,
-                temperature=sampling.temperature,
-                top_p=sampling.top_p,
-                max_new_tokens=sampling.max_tokens,
-                eos=eos,
-                generator=generator,
-            )
+        try:
+            with torch.no_grad():
+                out = _sample(
+                    model,
+                    ids,
+                    temperature=sampling.temperature,
+                    top_p=sampling.top_p,
+                    max_new_tokens=sampling.max_tokens,
+                    eos=eos,
+                    generator=generator,
+                )
+        except (RuntimeError, ValueError) as exc:
+            raise CallFailed(f"the local model failed: {exc}", retryable=False) from None
         new = out[0, ids.shape[1] :].tolist()
         stopped = eos is not None and new and new[-1] == eos
         text_ids = new[:-1] if stopped else new

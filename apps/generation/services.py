@@ -624,26 +624,40 @@ def output_generate(*, output_id: int, sleep: Any = time.sleep) -> str | None:
         else:
             explanation = explained.reply.text.strip()
         request["explanation_prompt"] = follow_up
-    return _output_store(
-        output_id=output.pk,
-        values={
-            "status": Status.INTERCEPTED if interception else Status.DONE,
-            "text": reply.text,
-            "finish_reason": reply.finish_reason[:32],
-            "refusal": reply.refusal,
-            "intercept_reason": interception.reason if interception else "",
-            "intercept_detail": interception.detail if interception else "",
-            "explanation": explanation,
-            "explanation_error": explanation_error,
-            "request": request,
-            "seed": sent_seed,
-            "latency_ms": reply.latency_ms,
-            "prompt_tokens": reply.prompt_tokens,
-            "completion_tokens": reply.completion_tokens,
-            "attempts": output.attempts + attempted.attempts,
-            "error": "",
-        },
-    )
+    values = {
+        "status": Status.INTERCEPTED if interception else Status.DONE,
+        "text": reply.text,
+        "finish_reason": reply.finish_reason[:32],
+        "refusal": reply.refusal,
+        "intercept_reason": interception.reason if interception else "",
+        "intercept_detail": interception.detail if interception else "",
+        "explanation": explanation,
+        "explanation_error": explanation_error,
+        "request": request,
+        "seed": sent_seed,
+        "latency_ms": reply.latency_ms,
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "attempts": output.attempts + attempted.attempts,
+        "error": "",
+    }
+    try:
+        return _output_store(output_id=output.pk, values=values)
+    except DomainError as exc:
+        # The item import refused it (e.g. longer than an item may be): a failed output with
+        # the reason, not a lane that crashes on it again and again.
+        detail = "; ".join(str(e) for e in getattr(exc, "errors", [])[:3]) or exc.message
+        updated = GenerationOutput.objects.filter(pk=output.pk, status=Status.RUNNING).update(
+            status=Status.FAILED,
+            error=f"the output could not become a candidate: {detail}",
+            text=reply.text[:100_000],
+            attempts=output.attempts + attempted.attempts,
+            request=request,
+            seed=sent_seed,
+            lease_until=None,
+            finished_at=timezone.now(),
+        )
+        return Status.FAILED if updated else None
 
 
 @transaction.atomic

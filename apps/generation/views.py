@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import gettext as _
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.core.errors import DomainError, ImportRejected
@@ -280,6 +281,7 @@ def endpoint_edit(request: HttpRequest, study: Study, endpoint_id: int) -> HttpR
     return render(request, "generation/endpoint_edit.html", context, status=status)
 
 
+@sensitive_post_parameters("api_key")
 @study_view
 @require_POST
 def run_new(request: HttpRequest, study: Study) -> HttpResponse:
@@ -348,6 +350,7 @@ def run_cancel(request: HttpRequest, study: Study, run_id: int) -> HttpResponse:
     return HttpResponseRedirect(reverse("generation:run", args=[study.slug, run_id]))
 
 
+@sensitive_post_parameters("api_key")
 @study_view
 @require_POST
 def run_resume(request: HttpRequest, study: Study, run_id: int) -> HttpResponse:

@@ -49,7 +49,7 @@ def _envelope(
     }
     if usage:
         body["usage"] = {"prompt_tokens": 21, "completion_tokens": 13, "total_tokens": 34}
-    return json.dumps(body, ensure_ascii=False).encode()
+    return json.dumps(body).encode()  # ASCII with escapes, as JSON allows
 
 
 def answer(provider: FakeProvider, body: dict[str, Any]) -> tuple[int, bytes, dict[str, str]]:
@@ -77,6 +77,10 @@ def answer(provider: FakeProvider, body: dict[str, Any]) -> tuple[int, bytes, di
         return 200, b"<html>not json at all", {}
     if "EMPTY" in first_user:
         return 200, _envelope("   "), {}
+    if "HUGE" in first_user:
+        return 200, _envelope("ha " * 9000), {}
+    if "NUL" in first_user:
+        return 200, _envelope("Why\u0000 did the \ud800 chicken?"), {}
     if "DEFLECT" in first_user:
         return 200, _envelope("哈哈你懂的"), {}
     return 200, _envelope(f"A joke for: {first_user[:40]}"), {}

@@ -296,3 +296,12 @@ def test_the_pages_speak_chinese(study: Study, owner: User) -> None:
     body = client.get(url("overview", study), HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "生成候选" in body
     assert "示例（中文）" in body
+
+
+def test_the_admin_never_shows_a_runs_key(admin_client: Client, study: Study) -> None:
+    run = GenerationRun.objects.create(study=study, api_key=API_KEY)
+    page = admin_client.get(reverse("admin:generation_generationrun_change", args=[run.pk]))
+    assert page.status_code == 200
+    assert API_KEY not in page.content.decode()
+    listing = admin_client.get(reverse("admin:generation_generationrun_changelist"))
+    assert API_KEY not in listing.content.decode()

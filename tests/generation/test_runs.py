@@ -392,3 +392,24 @@ def test_an_output_whose_worker_died_is_taken_over_when_its_lease_ends(
     assert not run_waits_on_leases(run_id=run.pk)
     assert sorted(r["messages"][-1]["content"] for r in provider.requests) == ["cats", "dogs"]
     assert Item.objects.filter(study=study).count() == 2
+
+
+def test_an_output_the_item_import_refuses_is_a_failed_output_with_the_reason(
+    study: Study, provider: FakeProvider, django_capture_on_commit_callbacks: Capture
+) -> None:
+    prompts = make_set(study, single("huge", "HUGE"), single("nul", "NUL"))
+    model = make_endpoint(study, provider.url)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = start(study, [prompts], [model], explain=False)
+    run.refresh_from_db()
+    assert run.status == GenerationRun.Status.DONE
+    huge = run.outputs.get(prompt__external_id="huge")
+    assert huge.status == GenerationOutput.Status.FAILED
+    assert "could not become a candidate" in huge.error
+    assert "longer than 20000 characters" in huge.error
+    assert huge.item is None
+    # NUL and a lone surrogate (valid JSON escapes) are made storable, not fatal.
+    nul = run.outputs.get(prompt__external_id="nul")
+    assert nul.status == GenerationOutput.Status.DONE
+    assert nul.item is not None
+    assert "\x00" not in nul.item.text
