@@ -100,3 +100,10 @@ def test_bad_run_settings_are_command_errors(
     with pytest.raises(CommandError, match="temperature"):
         run("run", "cmd", "--sets", "s", "--models", "m", "--temperature", "5")
     assert not GenerationRun.objects.exists()
+
+
+def test_the_demo_study_starts_with_the_example_prompt_sets(builtin_rubrics: None) -> None:
+    call_command("seed_demo", "--skip-aggregate", stdout=StringIO())
+    call_command("seed_demo", "--skip-aggregate", stdout=StringIO())  # twice: nothing doubled
+    names = set(PromptSet.objects.filter(study__slug="demo").values_list("name", flat=True))
+    assert names == {"Example (English)", "示例（中文）"}

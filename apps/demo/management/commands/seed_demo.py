@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.analysis.services import study_aggregate
 from apps.content.services.evaluation import content_evaluation_request
 from apps.core.commands import command_errors
+from apps.generation.services import prompt_set_examples_install
 from apps.judgments.services import study_judgments_import
 from apps.studies.models import Study, StudyMembership
 from apps.studies.services import study_create, study_items_import, study_member_add
@@ -55,6 +56,8 @@ class Command(BaseCommand):
                     tasks_per_session=30,
                 )
             self._load(study, DEMO_DIR, "Demo study", aggregate=aggregate)
+            # The generation page starts from the example prompt sets (English and Chinese).
+            prompt_set_examples_install(study=study)
             content = Study.objects.filter(slug=CONTENT_SLUG).first()
             if content is None:
                 content = study_create(
