@@ -232,6 +232,11 @@ class Study(TimeStampedModel):
             raise ValidationError(
                 {"allow_cross_language_pairs": CROSS_LANGUAGE_NEEDS_LANGUAGES},
             )
+        from apps.studies.rules import study_settings_problem
+
+        settings_problem = study_settings_problem(self)
+        if settings_problem:
+            raise ValidationError({settings_problem[0]: settings_problem[1]})
 
 
 CROSS_LANGUAGE_NEEDS_LANGUAGES = _("Cross-language pairs need a study with several languages.")

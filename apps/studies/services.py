@@ -21,6 +21,12 @@ from apps.studies.importing import ITEM_JSON_COLUMNS, ItemRow, parse_items
 from apps.studies.languages import languages_problem
 from apps.studies.models import Item, Rubric, Study, StudyMembership
 from apps.studies.rubrics import rubric_create
+from apps.studies.rules import (
+    TASK_KINDS,
+    quotas_problem,
+    study_settings_problem,
+    task_mix_problem,
+)
 
 ITEM_COMPARED_FIELDS = (
     "text",
@@ -279,15 +285,6 @@ EDITABLE_SETTINGS = (
     "exclusion_rules_automatic",
     "exclude_items_not_evidence",
 )
-# Ranges of the numeric settings checked in Python (the database checks the rest).
-_RANGES: dict[str, tuple[float, float, str]] = {
-    "screening_top_k": (1, 1000, "candidates kept per model"),
-    "exclusion_max_attention_failures": (0, 100, "attention failures allowed"),
-    "exclusion_speeder_seconds": (0, 600, "the speeder threshold in seconds"),
-    "exclusion_straight_line_tasks": (2, 1000, "the straight-line run"),
-    "exclusion_position_min_pairs": (2, 1000, "the pairs needed for the position rule"),
-}
-TASK_KINDS = ("scorecard", "pair", "turing")
 
 
 @transaction.atomic
@@ -302,30 +299,13 @@ def study_configure(
     for name, value in changes.items():
         setattr(locked, name, value)
     if task_mix is not None:
-        if set(task_mix) - set(TASK_KINDS):
-            raise DomainError("task_mix takes scorecard, pair and turing shares", field="task_mix")
-        if any(share < 0 for share in task_mix.values()) or sum(task_mix.values()) <= 0:
-            raise DomainError(
-                "task_mix shares must be non-negative and not all zero", field="task_mix"
-            )
+        problem = task_mix_problem(task_mix)
+        if problem:
+            raise DomainError(problem, field="task_mix")
         locked.task_mix = {kind: float(task_mix.get(kind, 0.0)) for kind in TASK_KINDS}
-    if not 1 <= locked.session_minutes <= 240:
-        raise DomainError("session length must be from 1 to 240 minutes", field="session_minutes")
-    if not 1 <= locked.tasks_per_session <= 500:
-        raise DomainError("tasks per session must be from 1 to 500", field="tasks_per_session")
-    if not 0 <= locked.attention_check_rate <= 0.5:
-        raise DomainError(
-            "the attention-check rate must be from 0 to 0.5", field="attention_check_rate"
-        )
-    if not 1 <= locked.pair_min_opponents <= locked.pair_appearances_per_item:
-        raise DomainError(
-            "pairs need at least one opponent and no more opponents than appearances",
-            field="pair_min_opponents",
-        )
-    for name, (low, high, what) in _RANGES.items():
-        value = getattr(locked, name)
-        if value is None or not low <= value <= high:
-            raise DomainError(f"{what} must be from {low:g} to {high:g}", field=name)
+    settings_problem = study_settings_problem(locked)
+    if settings_problem:
+        raise DomainError(settings_problem[1], field=settings_problem[0])
     if not locked.name.strip():
         raise DomainError("the study needs a name", field="name")
     if locked.allow_cross_language_pairs and not locked.asks_languages:
@@ -341,6 +321,9 @@ def study_configure(
 def study_quotas_set(*, study: Study, quotas: dict[str, int | None]) -> None:
     """Set enrolment quotas per background group (None = no limit); never below places taken."""
     groups = {g.code: g for g in BackgroundGroup.objects.select_for_update().filter(study=study)}
+    problem = quotas_problem({**{code: g.quota for code, g in groups.items()}, **quotas})
+    if problem:
+        raise DomainError(problem[1], field=problem[0])
     for code, quota in quotas.items():
         group = groups.get(code)
         if group is None:
