@@ -271,11 +271,21 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 840, minimu
 AGGREGATE_DEBOUNCE_SECONDS = env_int("AGGREGATE_DEBOUNCE_SECONDS", 10, minimum=0)
 AGGREGATE_SWEEP_SECONDS = env_int("AGGREGATE_SWEEP_SECONDS", 300, minimum=10)
 BOOTSTRAP_ROUNDS = env_int("BOOTSTRAP_ROUNDS", 1000, minimum=10)
+# Export jobs: a running job renews its lease every few seconds; a job whose lease has expired
+# (its worker died) is taken over by the redelivered task or the sweep, and fails with a message
+# after EXPORT_MAX_ATTEMPTS runs.
+EXPORT_LEASE_SECONDS = env_int("EXPORT_LEASE_SECONDS", 60, minimum=2)
+EXPORT_MAX_ATTEMPTS = env_int("EXPORT_MAX_ATTEMPTS", 3, minimum=1)
+EXPORT_SWEEP_SECONDS = env_int("EXPORT_SWEEP_SECONDS", 60, minimum=1)
 CELERY_BEAT_SCHEDULE = {
     "aggregate-sweep": {
         "task": "apps.analysis.tasks.aggregate_sweep",
         "schedule": float(AGGREGATE_SWEEP_SECONDS),
-    }
+    },
+    "export-sweep": {
+        "task": "apps.reports.tasks.export_sweep_task",
+        "schedule": float(EXPORT_SWEEP_SECONDS),
+    },
 }
 
 # Screening models: loaded from local paths only, never from a hub.

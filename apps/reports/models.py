@@ -49,6 +49,12 @@ class ExportJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The lease: a running job's worker renews this every few seconds; a running job whose
+    # lease is older than EXPORT_LEASE_SECONDS has lost its worker and is taken over or failed.
+    # For a queued job it is when the job was last handed to the queue.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # Runs started (a killed worker's run counts); past EXPORT_MAX_ATTEMPTS the job fails.
+    attempts = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-pk"]

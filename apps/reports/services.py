@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -18,8 +19,9 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from apps.analysis.exports import result_document
 from apps.analysis.selectors import study_result_get
@@ -201,6 +203,9 @@ def _media_root() -> Path:
 def _enqueue(job_id: int) -> None:
     from apps.reports.tasks import export_job_run_task
 
+    ExportJob.objects.filter(pk=job_id, status=ExportJob.Status.QUEUED).update(
+        heartbeat_at=timezone.now()
+    )
     try:
         export_job_run_task.delay(job_id)
     except Exception:  # the broker is down: say so on the page instead of queueing forever
@@ -229,22 +234,95 @@ def export_job_create(
     return job
 
 
-def _claim(job_id: int) -> bool:
-    """Take the job for this run: queued, or running for longer than a task may live (its worker
-    died and the broker redelivered it). A job already done or failed is never run again."""
-    now = timezone.now()
-    stale = now - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT)
-    return bool(
-        ExportJob.objects.filter(pk=job_id)
-        .filter(
-            Q(status=ExportJob.Status.QUEUED)
-            | Q(status=ExportJob.Status.RUNNING, started_at__lt=stale)
-        )
-        .update(status=ExportJob.Status.RUNNING, started_at=now, progress=1, error="")
+def _lease_expired_before() -> Any:
+    return timezone.now() - timedelta(seconds=settings.EXPORT_LEASE_SECONDS)
+
+
+def _lost(expired: Any) -> Q:
+    """Running jobs whose lease expired (a job from before leases: by its start time)."""
+    return Q(status=ExportJob.Status.RUNNING) & (
+        Q(heartbeat_at__lt=expired) | Q(heartbeat_at__isnull=True, started_at__lt=expired)
     )
 
 
-def _progress_recorder(job_id: int) -> Progress:
+def _claim(job_id: int) -> Any:
+    """Take the job for this run: queued, or running with an expired lease (its worker died).
+
+    Returns the run's start time, which the run's later writes are conditioned on (a run that
+    lost its lease to another cannot overwrite that one's result), or None if the job is not
+    free. A job done or failed is never run again; one past its attempts fails instead."""
+    now = timezone.now()
+    free = Q(status=ExportJob.Status.QUEUED) | _lost(_lease_expired_before())
+    _fail_exhausted(ExportJob.objects.filter(pk=job_id).filter(free))
+    taken = (
+        ExportJob.objects.filter(pk=job_id, attempts__lt=settings.EXPORT_MAX_ATTEMPTS)
+        .filter(free)
+        .update(
+            status=ExportJob.Status.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            attempts=F("attempts") + 1,
+            progress=1,
+            error="",
+        )
+    )
+    return now if taken else None
+
+
+def _exhausted_message() -> str:
+    return _(
+        "the export stopped %(attempts)s times without finishing (its worker was lost); "
+        "start it again, and if it fails again ask an administrator to check the workers"
+    ) % {"attempts": settings.EXPORT_MAX_ATTEMPTS}
+
+
+def _fail_exhausted(jobs: Any) -> int:
+    """Fail the jobs of `jobs` that have used up their attempts, with a message saying why."""
+    return int(
+        jobs.filter(attempts__gte=settings.EXPORT_MAX_ATTEMPTS)
+        .exclude(status__in=[ExportJob.Status.DONE, ExportJob.Status.FAILED])
+        .update(
+            status=ExportJob.Status.FAILED, error=_exhausted_message(), finished_at=timezone.now()
+        )
+    )
+
+
+class _Lease:
+    """Renews the job's lease from a thread while the run works, so a long step (a large PDF)
+    is never mistaken for a dead worker; stops with the run."""
+
+    def __init__(self, job_id: int, started_at: Any) -> None:
+        self.job_id = job_id
+        self.started_at = started_at
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._renew, name=f"export-{job_id}", daemon=True)
+
+    def _renew(self) -> None:
+        from django.db import connection
+
+        interval = max(0.5, settings.EXPORT_LEASE_SECONDS / 4)
+        try:
+            while not self._stop.wait(interval):
+                ExportJob.objects.filter(
+                    pk=self.job_id, status=ExportJob.Status.RUNNING, started_at=self.started_at
+                ).update(heartbeat_at=timezone.now())
+        except Exception:  # the run itself reports failures; a missed renewal only risks a retry
+            logger.warning("could not renew the lease of export %s", self.job_id, exc_info=True)
+        finally:
+            connection.close()
+
+    def __enter__(self) -> _Lease:
+        if not settings.CELERY_TASK_ALWAYS_EAGER:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+
+
+def _progress_recorder(job_id: int, started_at: Any) -> Progress:
     last = [0]
 
     def record(percent: int) -> None:
@@ -252,31 +330,41 @@ def _progress_recorder(job_id: int) -> Progress:
         if percent > last[0]:
             last[0] = percent
             # Only ever raised, by a conditional UPDATE: a late report cannot lower the bar.
-            ExportJob.objects.filter(pk=job_id, progress__lt=percent).update(progress=percent)
+            ExportJob.objects.filter(pk=job_id, started_at=started_at, progress__lt=percent).update(
+                progress=percent, heartbeat_at=timezone.now()
+            )
 
     return record
 
 
 def export_job_run(*, job_id: int) -> ExportJob | None:
     """Build the job's file. Idempotent: a job already taken or finished is left alone."""
-    if not _claim(job_id):
+    started_at = _claim(job_id)
+    if started_at is None:
         return ExportJob.objects.filter(pk=job_id).first()
     job = ExportJob.objects.select_related("study").get(pk=job_id)
     relative = Path(EXPORTS_DIR) / job.study.slug / f"{job.pk}-{FILE_NAMES[job.format]}"
     target = _media_root() / relative
+    mine = ExportJob.objects.filter(
+        pk=job_id, status=ExportJob.Status.RUNNING, started_at=started_at
+    )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        size = export_write(
-            study=job.study, fmt=job.format, path=target, progress=_progress_recorder(job.pk)
-        )
+        with _Lease(job_id, started_at):
+            size = export_write(
+                study=job.study,
+                fmt=job.format,
+                path=target,
+                progress=_progress_recorder(job.pk, started_at),
+            )
     except Exception as exc:
         logger.exception("export job %s failed", job_id)
         message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
-        ExportJob.objects.filter(pk=job_id).update(
+        mine.update(
             status=ExportJob.Status.FAILED, error=message[:2000], finished_at=timezone.now()
         )
     else:
-        ExportJob.objects.filter(pk=job_id).update(
+        mine.update(
             status=ExportJob.Status.DONE,
             progress=100,
             file_path=str(relative),
@@ -285,6 +373,40 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
         )
     job.refresh_from_db()
     return job
+
+
+def export_job_lease_held(*, job_id: int) -> bool:
+    """Whether another run holds the job's lease now (the task then tries again later)."""
+    return (
+        ExportJob.objects.filter(pk=job_id, status=ExportJob.Status.RUNNING)
+        .exclude(_lost(_lease_expired_before()))
+        .exists()
+    )
+
+
+def export_sweep() -> list[int]:
+    """Periodic: jobs whose worker died are queued again (or failed past their attempts), and
+    queued jobs whose message was lost are queued again. Returns the ids queued."""
+    expired = _lease_expired_before()
+    _fail_exhausted(ExportJob.objects.filter(_lost(expired)))
+    stale_queued = Q(status=ExportJob.Status.QUEUED) & (
+        Q(heartbeat_at__lt=expired) | Q(heartbeat_at__isnull=True, created_at__lt=expired)
+    )
+    ids = list(ExportJob.objects.filter(_lost(expired) | stale_queued).values_list("pk", flat=True))
+    queued = []
+    for job_id in ids:
+        # Conditional: a run that renewed its lease meanwhile keeps its job.
+        if (
+            ExportJob.objects.filter(pk=job_id)
+            .filter(_lost(expired) | stale_queued)
+            .update(status=ExportJob.Status.QUEUED, heartbeat_at=timezone.now(), progress=0)
+        ):
+            logger.warning(
+                "export job %s lost its worker or its message; queueing it again", job_id
+            )
+            _enqueue(job_id)
+            queued.append(job_id)
+    return queued
 
 
 def export_job_file(*, job: ExportJob) -> Path:

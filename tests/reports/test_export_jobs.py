@@ -55,8 +55,8 @@ def test_progress_is_reported_while_the_job_runs(
     seen: list[int] = []
     original = services._progress_recorder
 
-    def recorder(job_id: int):  # type: ignore[no-untyped-def]
-        record = original(job_id)
+    def recorder(job_id: int, started_at):  # type: ignore[no-untyped-def]
+        record = original(job_id, started_at)
 
         def spy(percent: int) -> None:
             record(percent)
