@@ -5,6 +5,6 @@ WORKDIR /app
 COPY pyproject.toml ./
 RUN pip install --no-cache-dir .
 COPY . .
-RUN DEBUG=1 python manage.py collectstatic --noinput
+RUN DEBUG=1 python manage.py collectstatic --noinput && DEBUG=1 python manage.py prepare_models
 EXPOSE 8000
 CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "3"]

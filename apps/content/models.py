@@ -20,6 +20,8 @@ class ContentMetrics(models.Model):
     missing = models.JSONField(default=dict, blank=True)
     # How the text was cut into words ("jieba 0.42.1", "regex words") and sentences.
     tokenizer = models.CharField(max_length=100, blank=True)
+    # Which model computed a model-based metric: {"semantic_novelty": "<model label>"}.
+    models_used = models.JSONField(default=dict, blank=True)
     computed_at = models.DateTimeField()
 
     class Meta:

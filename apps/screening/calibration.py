@@ -23,11 +23,17 @@ from numpy.typing import NDArray
 from scipy import stats
 
 FEATURES = ("surprise", "coherence", "penalty")
-# A scope (all items, one humor type, one level) is fitted only with at least this many items
-# with features and human ratings: below ~30 the three slopes and the intercept are mostly noise,
-# and each of the five cross-validation folds would hold fewer than six items.
+COEFFICIENT_NAMES = ("a", "b", "c")
+# A fit is applied over the documented defaults only with at least this many items with features
+# and human ratings: below ~30 the three slopes and the intercept are mostly noise, and each of
+# the five cross-validation folds would hold fewer than six items. A humor type or level with
+# fewer is not fitted at all (its items use a broader scope's fit); "all" is fitted with fewer,
+# down to what cross-validation needs, so the researcher sees how little it says.
 MIN_ITEMS_PER_SCOPE = 30
+# Fewer than this and even the overall fit is refused: 5 folds of 2 items, 4 parameters.
+MIN_ITEMS_TO_FIT = 10
 DEFAULT_FOLDS = 5
+CONFIDENCE = 0.95
 
 
 @dataclass(frozen=True)
@@ -85,10 +91,74 @@ class Fit:
     columns: tuple[str, ...] = FEATURES
     folds: int = DEFAULT_FOLDS
     seed: int = 0
+    # 95% interval of the cross-validated rho (see `spearman_interval`); None if undefined.
+    cv_spearman_ci: tuple[float, float] | None = None
+    # 95% t intervals of the OLS coefficients {"a": (low, high), ..., "intercept": (...)}; a
+    # feature the fit left out has none. Empty when the residual degrees of freedom are 0.
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def coefficients(self) -> Coefficients:
         return Coefficients(a=self.a, b=self.b, c=self.c, intercept=self.intercept)
+
+
+def spearman_interval(
+    rho: float | None, n: int, confidence: float = CONFIDENCE
+) -> tuple[float, float] | None:
+    """Interval for the population Spearman correlation between cross-validated predictions and
+    human means, from the Fisher z transform with Bonett and Wright's (2000) variance for
+    Spearman's rho, (1 + rho²/2) / (n − 3). The held-out predictions are not quite independent
+    (their folds share training items), so it is an approximation that errs a little narrow.
+    None when rho is undefined or n ≤ 3."""
+    if rho is None or n <= 3:
+        return None
+    r = min(max(rho, -0.999999), 0.999999)
+    z = math.atanh(r)
+    half = float(stats.norm.ppf(0.5 + confidence / 2)) * math.sqrt((1 + r * r / 2) / (n - 3))
+    return (math.tanh(z - half), math.tanh(z + half))
+
+
+def _ols_intervals(
+    design: NDArray[np.float64], y: NDArray[np.float64], beta: NDArray[np.float64]
+) -> list[tuple[float, float]] | None:
+    """Classical 95% t intervals of OLS coefficients (homoscedastic errors), as statsmodels'
+    OLS(...).fit().conf_int() gives; None without residual degrees of freedom."""
+    n, p = design.shape
+    dof = n - p
+    if dof <= 0:
+        return None
+    residual = y - design @ beta
+    sigma2 = float(residual @ residual) / dof
+    covariance = sigma2 * np.linalg.pinv(design.T @ design)
+    t = float(stats.t.ppf(0.5 + CONFIDENCE / 2, dof))
+    se = np.sqrt(np.clip(np.diag(covariance), 0.0, None))
+    return [(float(b - t * e), float(b + t * e)) for b, e in zip(beta, se, strict=True)]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a fit may replace the documented defaults without the researcher's say-so."""
+
+    applicable: bool
+    reasons: tuple[str, ...]
+
+
+def verdict(fit: Fit, *, min_items: int = MIN_ITEMS_PER_SCOPE) -> Verdict:
+    """A fit is applicable when it has at least `min_items` items and its cross-validated rho
+    interval lies above 0 (the fit ranks held-out items better than chance). Otherwise the
+    reasons say what fails; such a fit is stored and shown, but the defaults keep scoring."""
+    reasons = []
+    if fit.n < min_items:
+        reasons.append(f"only {fit.n} items; at least {min_items} are needed")
+    if fit.cv_spearman_ci is None:
+        reasons.append("the cross-validated rho is undefined")
+    elif fit.cv_spearman_ci[0] <= 0:
+        low, high = fit.cv_spearman_ci
+        reasons.append(
+            f"the cross-validated rho interval [{low:.2f}, {high:.2f}] includes 0: "
+            "no evidence that the fit ranks items better than chance"
+        )
+    return Verdict(applicable=not reasons, reasons=tuple(reasons))
 
 
 def _design(features: NDArray[np.float64], columns: Sequence[int]) -> NDArray[np.float64]:
@@ -177,17 +247,26 @@ def fit(
         held_out[test] = design[test] @ _ols(design[train], y[train])
     coefficient = dict.fromkeys(range(len(FEATURES)), 0.0)
     coefficient.update({j: float(value) for j, value in zip(columns, beta[1:], strict=True)})
+    cv_rho = _spearman(held_out, y)
+    bounds = _ols_intervals(design, y, beta)
+    intervals: dict[str, tuple[float, float]] = {}
+    if bounds is not None:
+        intervals["intercept"] = bounds[0]
+        for j, bound in zip(columns, bounds[1:], strict=True):
+            intervals[COEFFICIENT_NAMES[j]] = bound
     return Fit(
         a=coefficient[0],
         b=coefficient[1],
         c=coefficient[2],
         intercept=float(beta[0]),
         r2=r2,
-        cv_spearman=_spearman(held_out, y),
+        cv_spearman=cv_rho,
         n=n,
         columns=tuple(FEATURES[j] for j in columns),
         folds=folds,
         seed=seed,
+        cv_spearman_ci=spearman_interval(cv_rho, n),
+        intervals=intervals,
     )
 
 
@@ -263,13 +342,14 @@ def fit_scopes(
     folds: int = DEFAULT_FOLDS,
     min_items: int = MIN_ITEMS_PER_SCOPE,
 ) -> list[ScopeFit]:
-    """Fit "all" and every humor type and level that has at least `min_items` usable items;
-    scopes with fewer are skipped (their items fall back to a broader scope's fit)."""
+    """Fit "all" with whatever items cross-validation allows, and every humor type and level that
+    has at least `min_items` usable items; scopes with fewer are skipped (their items fall back to
+    a broader scope's fit). Whether a fit may be applied is `verdict`'s question."""
     fits: list[ScopeFit] = []
     for scope in scope_names(rows):
         members = sorted((row for row in rows if _in_scope(row, scope)), key=lambda r: r.key)
         used = usable_rows(members)
-        if len(used) < min_items:
+        if len(used) < (MIN_ITEMS_TO_FIT if scope == "all" else min_items):
             continue
         matrix = [[row.surprise, row.coherence, row.penalty] for row in used]
         matrix_nan = [[np.nan if v is None else v for v in values] for values in matrix]

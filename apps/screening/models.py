@@ -96,6 +96,22 @@ class FunnyScoreCalibration(models.Model):
     n_items = models.PositiveIntegerField(default=0)
     r2 = models.FloatField(null=True, blank=True)
     cv_spearman = models.FloatField(null=True, blank=True)
+    # 95% interval of the cross-validated rho (Fisher z, Bonett-Wright variance).
+    cv_spearman_low = models.FloatField(null=True, blank=True)
+    cv_spearman_high = models.FloatField(null=True, blank=True)
+    # 95% t intervals of the coefficients: {"a": [low, high], ..., "intercept": [...]}.
+    intervals = models.JSONField(default=dict, blank=True)
+    # Whether the fit meets the rules for replacing the defaults (enough items, a cross-validated
+    # rho interval above 0), and if not, why.
+    applicable = models.BooleanField(default=True)
+    not_applicable_reason = models.CharField(max_length=500, blank=True)
+    # Whether it scores items: an applicable fit at once; another only when a researcher chose
+    # so explicitly (who and when are kept). The defaults score wherever no fit is applied.
+    applied = models.BooleanField(default=True)
+    applied_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    applied_at = models.DateTimeField(null=True, blank=True)
     # sha256 of the (features, human mean funniness) rows the fit used.
     data_hash = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -105,6 +121,15 @@ class FunnyScoreCalibration(models.Model):
 
     def __str__(self) -> str:
         return f"FunnyScore {self.scope} of {self.study_id}"
+
+    @property
+    def coefficients_shown(self) -> list[tuple[str, float, list[float] | None]]:
+        """(name, value, [low, high] or None) for a, b, c and the intercept, for pages."""
+        intervals = self.intervals if isinstance(self.intervals, dict) else {}
+        return [
+            (name, float(getattr(self, name)), intervals.get(name))
+            for name in ("a", "b", "c", "intercept")
+        ]
 
 
 class ScreeningRun(models.Model):

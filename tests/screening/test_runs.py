@@ -17,7 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.core.errors import Conflict, DomainError
-from apps.screening.calibration import DEFAULT_COEFFICIENTS, MIN_ITEMS_PER_SCOPE
+from apps.screening.calibration import DEFAULT_COEFFICIENTS, MIN_ITEMS_PER_SCOPE, MIN_ITEMS_TO_FIT
 from apps.screening.models import (
     FunnyScoreCalibration,
     ItemFeatures,
@@ -27,6 +27,7 @@ from apps.screening.models import (
 from apps.screening.selectors import (
     calibration_default,
     calibration_for_item,
+    calibrations_applied,
     calibrations_current,
     human_mean_funniness,
 )
@@ -378,14 +379,83 @@ def test_calibration_fits_the_study_ratings_and_stores_the_data_hash(demo_study)
     assert [row.pk for row in calibrations_current(study=demo_study)] == [again[0].pk]
 
 
-def test_calibration_with_too_few_rated_items_is_refused_and_stores_nothing(demo_study):
-    rated = list(human_mean_funniness(study=demo_study))[: MIN_ITEMS_PER_SCOPE - 1]
+def test_calibration_with_too_few_rated_items_to_fit_is_refused_and_stores_nothing(demo_study):
+    rated = list(human_mean_funniness(study=demo_study))[: MIN_ITEMS_TO_FIT - 1]
     for item in Item.objects.filter(pk__in=rated):
         features_for(item, 0.1, 0.2, 0.0)
     with pytest.raises(DomainError, match="a calibration needs at least") as caught:
         funnyscore_calibrate(study=demo_study, compute_missing=False)
     assert caught.value.field == "calibration"
     assert not FunnyScoreCalibration.objects.exists()
+
+
+def test_a_fit_on_fewer_items_than_the_minimum_is_stored_but_not_applied(demo_study, study):
+    rated = list(human_mean_funniness(study=demo_study))[: MIN_ITEMS_PER_SCOPE - 1]
+    rng = np.random.default_rng(3)
+    for item in Item.objects.filter(pk__in=rated):
+        features_for(item, float(rng.normal()), float(rng.uniform()), 0.0)
+    [fitted] = funnyscore_calibrate(study=demo_study, compute_missing=False)
+    assert fitted.n_items == MIN_ITEMS_PER_SCOPE - 1
+    assert not fitted.applicable
+    assert not fitted.applied
+    assert fitted.not_applicable_reason.startswith(
+        f"only {MIN_ITEMS_PER_SCOPE - 1} items; at least {MIN_ITEMS_PER_SCOPE} are needed"
+    )
+    assert calibrations_applied(study=demo_study) == []
+
+
+def noise_features(study: Study, *, seed: int) -> None:
+    """Features unrelated to the human means: a fit on them predicts nothing."""
+    rng = np.random.default_rng(seed)
+    for item_id in human_mean_funniness(study=study):
+        features_for(
+            Item.objects.get(pk=item_id),
+            float(rng.normal()),
+            float(rng.uniform()),
+            float(rng.uniform(0, 0.3)),
+        )
+
+
+def test_a_fit_that_predicts_nothing_is_shown_as_such_and_the_defaults_keep_scoring(
+    demo_study, owner, django_capture_on_commit_callbacks
+):
+    noise_features(demo_study, seed=5)
+    [fitted] = funnyscore_calibrate(study=demo_study, compute_missing=False)
+    assert fitted.n_items >= MIN_ITEMS_PER_SCOPE
+    assert fitted.cv_spearman_low is not None
+    assert fitted.cv_spearman_low <= 0 <= fitted.cv_spearman_high
+    assert set(fitted.intervals) == {"a", "b", "c", "intercept"}
+    assert not fitted.applied
+    assert "includes 0" in fitted.not_applicable_reason
+    study_member_add(study=demo_study, user=owner)
+    html = client_for(owner).get(page(demo_study)).content.decode()
+    assert "not applied" in html
+    assert "includes 0" in html
+    assert "Apply this fit anyway" in html
+    # Candidates are scored with the documented defaults.
+    Item.objects.filter(study=demo_study).update(stage=Item.Stage.CANDIDATE)
+    run = running_run(demo_study, top_k=1)
+    screening_run_finish(run=run)
+    used = {o.calibration.is_default for o in ScreeningOutcome.objects.filter(run=run)}
+    assert used == {True}
+
+    # The researcher applies it explicitly: who and when are kept, and it scores the next run.
+    response = client_for(owner).post(
+        page(demo_study) + "calibrate/choose/", {"choice": "apply"}
+    )
+    assert response.status_code == 302
+    fitted.refresh_from_db()
+    assert (fitted.applied, fitted.applied_by, fitted.applied_at is not None) == (
+        True,
+        owner,
+        True,
+    )
+    assert "applied by the researcher" in client_for(owner).get(page(demo_study)).content.decode()
+    assert calibrations_applied(study=demo_study) == [fitted]
+    bad = client_for(owner).post(page(demo_study) + "calibrate/choose/", {"choice": "maybe"})
+    assert bad.status_code == 400
+    fitted.refresh_from_db()
+    assert fitted.applied
 
 
 def test_the_most_specific_calibration_scores_an_item(study):
@@ -558,7 +628,7 @@ def test_calibrating_from_the_page_queues_the_fit(
     fitted = FunnyScoreCalibration.objects.get()
     html = client.get(page(demo_study)).content.decode()
     assert fitted.data_hash[:12] in html
-    assert "fitted" in html
+    assert "applied" in html
 
 
 def test_calibrating_a_study_without_enough_ratings_is_a_400_and_stores_nothing(
@@ -578,8 +648,17 @@ def test_calibration_computes_the_features_of_rated_items_first(demo_study):
     assert set(ItemFeatures.objects.values_list("item_id", flat=True)) == set(rated)
     fitted = stored[0]
     assert fitted.scope == "all"
-    assert fitted.a == 0.0  # no language model: surprise is missing, so it is left out
-    assert MIN_ITEMS_PER_SCOPE <= fitted.n_items <= len(rated)
+    # The default models cover the demo's Chinese and English items: surprise is used.
+    assert "a" in fitted.intervals
+    assert fitted.a != 0.0
+    assert fitted.n_items == len(rated)
+    models = ItemFeatures.objects.values_list("models_used", flat=True)
+    assert {m["surprise"].split(" (")[0] for m in models} == {"gemma-3-270m"}
+    # Whatever it fitted, it is applied only when it meets the rules, and says why not.
+    assert fitted.applied == fitted.applicable
+    assert fitted.applicable == (
+        fitted.n_items >= MIN_ITEMS_PER_SCOPE and fitted.cv_spearman_low > 0
+    )
 
 
 def test_a_get_on_the_post_routes_is_refused(study, owner):

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from numpy.typing import NDArray
@@ -13,41 +12,27 @@ from numpy.typing import NDArray
 from apps.content import metrics
 from apps.content import text as text_tools
 from apps.content.models import ContentMetrics
-from apps.screening.features import language_covered
-from apps.screening.features.coherence import ENCODE_BATCH_SIZE, PACKAGED_MODEL, load_model
 from apps.studies.models import Item, Study
+from apps.textmodels.registry import ModelInfo, embedder, embedding_info
 
-_UPDATED = ["values", "missing", "tokenizer", "computed_at"]
-
-
-def _embedding_model_label(model_path: str) -> str:
-    return model_path.rstrip("/").rsplit("/", 1)[-1] if model_path else PACKAGED_MODEL
+_UPDATED = ["values", "missing", "tokenizer", "models_used", "computed_at"]
 
 
 def text_embeddings(
-    texts: Sequence[str], *, model_path: str, threads: int
+    texts: Sequence[str], *, model: ModelInfo | None = None
 ) -> list[NDArray[np.float64] | None]:
     """One unit vector per text: the normalised mean of its paragraphs' embeddings.
 
-    The packaged model reads at most 256 word pieces, so an article embedded whole would be
+    Sentence encoders read a bounded number of tokens, so an article embedded whole would be
     judged on its first paragraphs only; averaging the paragraphs covers all of it. A text
     without paragraphs has no embedding. All paragraphs go through the model in one batch.
+    The model is the one screening's coherence uses (`apps.textmodels`).
     """
     pieces = [text_tools.paragraphs(t) for t in texts]
     flat = [p for paragraphs in pieces for p in paragraphs]
     if not flat:
         return [None] * len(texts)
-    model = load_model(model_path, threads)
-    encoded = np.asarray(
-        model.encode(
-            flat,
-            batch_size=ENCODE_BATCH_SIZE,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        ),
-        dtype=np.float64,
-    )
+    encoded = embedder(model).encode(flat)
     out: list[NDArray[np.float64] | None] = []
     row = 0
     for paragraphs in pieces:
@@ -78,27 +63,23 @@ def content_metrics_compute(*, study: Study, item_ids: Sequence[int] | None = No
     wanted = set(item_ids) if item_ids is not None else None
     if not corpus or (wanted is not None and not wanted & {item.pk for item in corpus}):
         return 0
-    model_languages = list(settings.EMBEDDING_MODEL_LANGUAGES)
+    info = embedding_info()
     covered = [
         i
         for i, item in enumerate(corpus)
-        if language_covered(item.language, model_languages) and item.text.strip()
+        if not info.unavailable and info.covers(item.language) and item.text.strip()
     ]
     embeddings: list[NDArray[np.float64] | None] = [None] * len(corpus)
     if covered:
-        vectors = text_embeddings(
-            [corpus[i].text for i in covered],
-            model_path=settings.EMBEDDING_MODEL_PATH,
-            threads=settings.TORCH_THREADS,
-        )
+        vectors = text_embeddings([corpus[i].text for i in covered], model=info)
         for i, vector in zip(covered, vectors, strict=True):
             embeddings[i] = vector
     results = metrics.compute(
         [item.text for item in corpus],
         [item.language for item in corpus],
         embeddings,
-        embedding_model=_embedding_model_label(settings.EMBEDDING_MODEL_PATH),
-        embedding_languages=model_languages,
+        embedding_model=info.short_name,
+        embedding_languages=list(info.languages),
     )
     now = timezone.now()
     rows = [
@@ -107,6 +88,7 @@ def content_metrics_compute(*, study: Study, item_ids: Sequence[int] | None = No
             values=result.values,
             missing=result.missing,
             tokenizer=result.tokenizer[:100],
+            models_used={"semantic_novelty": info.label},
             computed_at=now,
         )
         for item, result in zip(corpus, results, strict=True)

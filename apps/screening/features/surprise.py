@@ -12,27 +12,34 @@ as the punchline's); for a one-sentence text, the last 30% of the model's own to
 (`split.tail_count`). Special tokens (BOS, EOS) are never counted. A sequence longer than the
 model's context keeps its end: the setup loses its first tokens.
 
+How: the model runs over the whole sequence once; the output projection (for Gemma's 262k-token
+vocabulary the largest single piece of work per token, and batch x length x vocabulary floats of
+memory if done at once) is applied only to the positions that are scored, a few hundred at a time,
+and each token's NLL is logsumexp(logits) - logit(token), the same number log_softmax gives.
+
 Missing, with the reason: no model configured, the item's language not in the model's
 languages, or too few tokens (at least one scored token on each side is needed).
-The model (`SURPRISE_MODEL_PATH`, a transformers directory with a fast tokenizer) is loaded
-once per process from local files only.
+The model is the one `apps.textmodels.registry.causal_lm()` loads (`SURPRISE_MODEL_PATH`; by
+default the prepared Gemma 3 270M), once per process from local files only; it needs a fast
+tokenizer (with offsets).
 """
 
 from __future__ import annotations
 
-import functools
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from apps.screening.features import FeatureValue, language_covered
+from apps.screening.features import FeatureValue
 from apps.screening.features.split import tail_count
+from apps.textmodels.registry import ModelInfo, causal_lm, causal_lm_info
 
 # Padded tokens per forward pass: the logits alone are batch x length x vocabulary floats.
 BATCH_TOKENS = 2048
 MAX_BATCH_ITEMS = 32
+# Scored positions per output projection: HEAD_CHUNK x vocabulary floats at a time (128 MB for
+# Gemma's 262k tokens).
+HEAD_CHUNK = 128
 
 
 @dataclass(frozen=True)
@@ -40,23 +47,6 @@ class _Prepared:
     ids: list[int]
     setup: list[int]  # positions whose NLL is the setup's
     punchline: list[int]
-
-
-@functools.cache
-def load_model(model_path: str, threads: int) -> tuple[Any, Any]:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    torch.set_num_threads(threads)
-    tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
-    if not tokenizer.is_fast:
-        raise ValueError(f"{model_path}: surprisal needs a fast tokenizer (tokenizer.json)")
-    model = AutoModelForCausalLM.from_pretrained(
-        model_path, local_files_only=True, dtype=torch.float32
-    )
-    model.eval()
-    return tokenizer, model
 
 
 def _context_length(tokenizer: Any, model: Any) -> int:
@@ -115,8 +105,9 @@ def _batches(prepared: list[tuple[int, _Prepared]]) -> list[list[tuple[int, _Pre
     return batches
 
 
-def _token_nll(model: Any, batch: list[_Prepared], pad_id: int) -> Any:
-    """NLL of every token given the ones before it: row b, column t-1 is token t's."""
+def _token_nll(model: Any, batch: list[_Prepared], pad_id: int) -> list[Any]:
+    """Per item of `batch`, the NLL of its scored tokens: position t's token given those before
+    it, in the order of `setup + punchline`."""
     import torch
 
     length = max(len(p.ids) for p in batch)
@@ -127,14 +118,34 @@ def _token_nll(model: Any, batch: list[_Prepared], pad_id: int) -> Any:
         # looks ahead at the padding.
         ids[row, : len(p.ids)] = torch.tensor(p.ids, dtype=torch.long)
         mask[row, : len(p.ids)] = 1
+    rows = [row for row, p in enumerate(batch) for _ in range(len(p.setup) + len(p.punchline))]
+    positions = [t for p in batch for t in (*p.setup, *p.punchline)]
+    softcap = getattr(model.config, "final_logit_softcapping", None) or getattr(
+        getattr(model.config, "text_config", None), "final_logit_softcapping", None
+    )
+    head = model.get_output_embeddings()
     with torch.inference_mode():
-        logits = model(input_ids=ids, attention_mask=mask).logits.float()
-        nll = torch.nn.functional.cross_entropy(
-            logits[:, :-1].reshape(-1, logits.shape[-1]),
-            ids[:, 1:].reshape(-1),
-            reduction="none",
-        )
-    return nll.reshape(len(batch), length - 1).numpy()
+        hidden = model.base_model(input_ids=ids, attention_mask=mask).last_hidden_state
+        row_index = torch.tensor(rows, dtype=torch.long)
+        position_index = torch.tensor(positions, dtype=torch.long)
+        # The hidden state before token t predicts it.
+        states = hidden[row_index, position_index - 1]
+        targets = ids[row_index, position_index]
+        pieces = []
+        for start in range(0, len(positions), HEAD_CHUNK):
+            logits = head(states[start : start + HEAD_CHUNK]).float()
+            if softcap:
+                logits = torch.tanh(logits / softcap) * softcap
+            chosen = logits.gather(1, targets[start : start + HEAD_CHUNK, None])[:, 0]
+            pieces.append(torch.logsumexp(logits, dim=-1) - chosen)
+        nll = torch.cat(pieces).numpy()
+    out = []
+    offset = 0
+    for p in batch:
+        n = len(p.setup) + len(p.punchline)
+        out.append(nll[offset : offset + n])
+        offset += n
+    return out
 
 
 def surprise_scores(
@@ -142,32 +153,29 @@ def surprise_scores(
     boundaries: Sequence[int | None],
     languages: Sequence[str],
     *,
-    model_path: str,
-    model_languages: Sequence[str],
-    threads: int = 1,
+    model: ModelInfo | None = None,
 ) -> list[FeatureValue]:
-    """Surprisal jump (nats) of each text's punchline over its setup, or why it is missing."""
+    """Surprisal jump (nats) of each text's punchline over its setup, or why it is missing.
+
+    `model` defaults to the configured causal language model (`causal_lm_info()`)."""
     if not len(texts) == len(boundaries) == len(languages):
         raise ValueError("texts, boundaries and languages must have the same length")
-    if not model_path:
-        return [FeatureValue(None, "no language model configured (SURPRISE_MODEL_PATH)")] * len(
-            texts
-        )
+    info = model or causal_lm_info()
+    if info.unavailable:
+        return [FeatureValue(None, info.unavailable[:200])] * len(texts)
     results: list[FeatureValue | None] = [None] * len(texts)
     wanted: list[int] = []
     for i, language in enumerate(languages):
-        if language_covered(language, model_languages):
+        if info.covers(language):
             wanted.append(i)
         else:
-            covered = ", ".join(model_languages) or "no language"
-            results[i] = FeatureValue(
-                None,
-                f"the language model {Path(model_path).name} covers {covered}, "
-                f"not {language or 'an unknown language'}",
-            )
+            results[i] = FeatureValue(None, info.not_covered(language))
     if wanted:
-        tokenizer, model = load_model(model_path, threads)
-        context = _context_length(tokenizer, model)
+        loaded = causal_lm(info)
+        tokenizer, lm = loaded.tokenizer, loaded.model
+        if not tokenizer.is_fast:
+            raise ValueError(f"{info.path}: surprisal needs a fast tokenizer (tokenizer.json)")
+        context = _context_length(tokenizer, lm)
         pad_id = tokenizer.pad_token_id
         if pad_id is None:
             pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
@@ -180,9 +188,54 @@ def surprise_scores(
             else:
                 prepared.append((i, outcome))
         for batch in _batches(prepared):
-            nll = _token_nll(model, [p for _, p in batch], pad_id)
-            for row, (i, p) in enumerate(batch):
-                setup = float(nll[row, [t - 1 for t in p.setup]].mean())
-                punchline = float(nll[row, [t - 1 for t in p.punchline]].mean())
+            for (i, p), nll in zip(
+                batch, _token_nll(lm, [p for _, p in batch], pad_id), strict=True
+            ):
+                setup = float(nll[: len(p.setup)].mean())
+                punchline = float(nll[len(p.setup) :].mean())
                 results[i] = FeatureValue(punchline - setup)
+    return [r for r in results if r is not None]
+
+
+def mean_surprisal_scores(
+    texts: Sequence[str], languages: Sequence[str], *, model: ModelInfo | None = None
+) -> list[FeatureValue]:
+    """Mean per-token surprisal (nats) of each whole text, or why it is missing:
+
+        mean over t >= 1 of -log p(token_t | token_0 .. token_t-1)
+
+    over the text's own tokens (special tokens never counted; a BOS token, when the tokenizer
+    adds one, is context only). The yardstick behind surprise: a coherent sentence reads as
+    more predictable than the same words shuffled."""
+    if len(texts) != len(languages):
+        raise ValueError("texts and languages must have the same length")
+    info = model or causal_lm_info()
+    if info.unavailable:
+        return [FeatureValue(None, info.unavailable[:200])] * len(texts)
+    results: list[FeatureValue | None] = [None] * len(texts)
+    prepared: list[tuple[int, _Prepared]] = []
+    wanted = [i for i, language in enumerate(languages) if info.covers(language)]
+    for i, language in enumerate(languages):
+        if i not in wanted:
+            results[i] = FeatureValue(None, info.not_covered(language))
+    if wanted:
+        loaded = causal_lm(info)
+        tokenizer, lm = loaded.tokenizer, loaded.model
+        context = _context_length(tokenizer, lm)
+        special = set(tokenizer.all_special_ids)
+        pad_id = tokenizer.pad_token_id
+        if pad_id is None:
+            pad_id = tokenizer.eos_token_id if tokenizer.eos_token_id is not None else 0
+        for i in wanted:
+            ids = list(tokenizer(texts[i], add_special_tokens=True)["input_ids"])[-context:]
+            scored = [p for p in range(1, len(ids)) if ids[p] not in special]
+            if not scored:
+                results[i] = FeatureValue(None, "too few tokens")
+            else:
+                prepared.append((i, _Prepared(ids=ids, setup=[], punchline=scored)))
+        for batch in _batches(prepared):
+            for (i, _), nll in zip(
+                batch, _token_nll(lm, [p for _, p in batch], pad_id), strict=True
+            ):
+                results[i] = FeatureValue(float(nll.mean()))
     return [r for r in results if r is not None]

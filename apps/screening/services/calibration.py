@@ -11,13 +11,16 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
+from django.utils import timezone
 
 from apps.core.errors import DomainError
 from apps.screening import calibration as calib
 from apps.screening.models import FunnyScoreCalibration
 from apps.screening.selectors import (
     calibration_rows,
+    calibrations_current,
     human_mean_funniness,
     rated_items_without_features,
 )
@@ -41,10 +44,10 @@ def funnyscore_calibrate_request(*, study: Study) -> int:
     """Queue a calibration (features of rated items first, then the fit) after commit. Refused at
     once when the study has too few rated items for any fit. Returns how many items are rated."""
     rated = len(human_mean_funniness(study=study))
-    if rated < calib.MIN_ITEMS_PER_SCOPE:
+    if rated < calib.MIN_ITEMS_TO_FIT:
         raise DomainError(
             f"only {rated} items have human funniness ratings; a calibration needs at least "
-            f"{calib.MIN_ITEMS_PER_SCOPE}",
+            f"{calib.MIN_ITEMS_TO_FIT} (and {calib.MIN_ITEMS_PER_SCOPE} to replace the defaults)",
             field="calibration",
         )
     study_id = study.pk
@@ -81,25 +84,10 @@ def _calibrate(study: Study) -> list[FunnyScoreCalibration]:
         raise DomainError(
             f"only {usable} items have both computed features and human funniness ratings "
             f"({len(rows)} rated items have features, some of them missing); a calibration "
-            f"needs at least {calib.MIN_ITEMS_PER_SCOPE}; collect more ratings",
+            f"needs at least {calib.MIN_ITEMS_TO_FIT}; collect more ratings",
             field="calibration",
         )
-    stored = FunnyScoreCalibration.objects.bulk_create(
-        FunnyScoreCalibration(
-            study=study,
-            scope=f.scope,
-            a=f.fit.a,
-            b=f.fit.b,
-            c=f.fit.c,
-            intercept=f.fit.intercept,
-            is_default=False,
-            n_items=f.fit.n,
-            r2=f.fit.r2,
-            cv_spearman=f.fit.cv_spearman,
-            data_hash=f.data_hash,
-        )
-        for f in fits
-    )
+    stored = FunnyScoreCalibration.objects.bulk_create(_row(study, f) for f in fits)
     # One calibration is the set of rows sharing one created_at: a later calibration replaces the
     # whole set, including scopes it no longer has enough items for.
     stamp = stored[0].created_at
@@ -107,3 +95,46 @@ def _calibrate(study: Study) -> list[FunnyScoreCalibration]:
     for row in stored:
         row.created_at = stamp
     return stored
+
+
+def _row(study: Study, scope_fit: calib.ScopeFit) -> FunnyScoreCalibration:
+    fit = scope_fit.fit
+    judged = calib.verdict(fit)
+    low, high = fit.cv_spearman_ci if fit.cv_spearman_ci is not None else (None, None)
+    return FunnyScoreCalibration(
+        study=study,
+        scope=scope_fit.scope,
+        a=fit.a,
+        b=fit.b,
+        c=fit.c,
+        intercept=fit.intercept,
+        is_default=False,
+        n_items=fit.n,
+        r2=fit.r2,
+        cv_spearman=fit.cv_spearman,
+        cv_spearman_low=low,
+        cv_spearman_high=high,
+        intervals={name: list(bounds) for name, bounds in fit.intervals.items()},
+        applicable=judged.applicable,
+        not_applicable_reason="; ".join(judged.reasons)[:500],
+        # Only a fit that meets the rules replaces the defaults on its own.
+        applied=judged.applicable,
+        data_hash=scope_fit.data_hash,
+    )
+
+
+@transaction.atomic
+def funnyscore_calibration_choose(
+    *, study: Study, user: AbstractBaseUser | AnonymousUser | None, apply: bool
+) -> list[FunnyScoreCalibration]:
+    """The researcher's explicit choice for the current calibration: apply every fit of it
+    (also those that do not meet the rules), or score with the documented defaults. Refused when
+    the study has no calibration yet. Who chose and when is kept on each row."""
+    current = calibrations_current(study=study)
+    if not current:
+        raise DomainError("the study has no calibration yet; calibrate first", field="calibration")
+    who = user if isinstance(user, User) else None
+    FunnyScoreCalibration.objects.filter(pk__in=[row.pk for row in current]).update(
+        applied=apply, applied_by=who, applied_at=timezone.now()
+    )
+    return calibrations_current(study=study)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from apps.screening.features.coherence import coherence_scores
-from apps.screening.features.coherence import model_name as embedding_model_name
 from apps.screening.features.split import split_item
 from apps.screening.features.surprise import surprise_scores
 from apps.screening.features.valence import package_used, valence_scores
 from apps.screening.models import ItemFeatures
 from apps.studies.models import Item
+from apps.textmodels.registry import causal_lm_info, embedding_info
 
 _UPDATED = [
     "surprise",
@@ -53,29 +52,15 @@ def item_features_compute(*, item_ids: Sequence[int]) -> int:
         for item in items
     ]
     languages = [item.language for item in items]
-    threads = settings.TORCH_THREADS
+    language_model, embedding_model = causal_lm_info(), embedding_info()
     surprise = surprise_scores(
-        [s.text for s in splits],
-        [s.boundary for s in splits],
-        languages,
-        model_path=settings.SURPRISE_MODEL_PATH,
-        model_languages=settings.SURPRISE_MODEL_LANGUAGES,
-        threads=threads,
+        [s.text for s in splits], [s.boundary for s in splits], languages, model=language_model
     )
     coherence = coherence_scores(
-        [s.setup for s in splits],
-        [s.punchline for s in splits],
-        languages,
-        model_path=settings.EMBEDDING_MODEL_PATH,
-        model_languages=settings.EMBEDDING_MODEL_LANGUAGES,
-        threads=threads,
-        int8=settings.EMBEDDING_INT8,
+        [s.setup for s in splits], [s.punchline for s in splits], languages, model=embedding_model
     )
     # The whole item is scored for valence: setup and punchline together.
     valence = valence_scores([s.text for s in splits], languages)
-    embedding_model = embedding_model_name(settings.EMBEDDING_MODEL_PATH) + (
-        " (int8)" if settings.EMBEDDING_INT8 else ""
-    )
     now = timezone.now()
     rows = [
         ItemFeatures(
@@ -88,8 +73,8 @@ def item_features_compute(*, item_ids: Sequence[int]) -> int:
             valence_penalty=v.penalty,
             valence_missing=v.missing[:200],
             models_used={
-                "surprise": settings.SURPRISE_MODEL_PATH,
-                "coherence": embedding_model,
+                "surprise": language_model.label,
+                "coherence": embedding_model.label,
                 "valence": package_used(item.language),
                 "split": split.how,
             },

@@ -35,9 +35,9 @@ from apps.screening.models import (
     ScreeningRun,
 )
 from apps.screening.selectors import (
-    calibration_default,
+    calibration_default_stored,
     calibration_for_item,
-    calibrations_current,
+    calibrations_applied,
     coefficients_of,
     features_of,
     screening_pool,
@@ -242,13 +242,14 @@ def screening_run_finish(*, run: ScreeningRun) -> list[ScreeningOutcome]:
         .values_list("pk", flat=True)
     )
     items = list(screening_pool(study=study).filter(pk__in=ids).select_related("features"))
-    current = calibrations_current(study=study)
-    if not current:
+    current = calibrations_applied(study=study)
+    if not any(c.scope == "all" for c in current):
         # Stored, so each outcome names the coefficients that scored it.
-        default = calibration_default(study=study)
-        default.save()
-        current = [default]
-    default = next((c for c in current if c.is_default), calibration_default(study=study))
+        default = calibration_default_stored(study=study)
+        if default.pk is None:
+            default.save()
+    else:
+        default = next(c for c in current if c.scope == "all")
 
     outcomes: list[ScreeningOutcome] = []
     ranked: dict[str, list[tuple[float, str, Item, FunnyScoreCalibration]]] = defaultdict(list)

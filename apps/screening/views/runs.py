@@ -14,9 +14,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.core.errors import DomainError
 from apps.dashboard.access import study_view
-from apps.screening.calibration import MIN_ITEMS_PER_SCOPE
+from apps.screening.calibration import DEFAULT_COEFFICIENTS, MIN_ITEMS_PER_SCOPE
 from apps.screening.selectors import screening_overview
-from apps.screening.services.calibration import funnyscore_calibrate_request
+from apps.screening.services.calibration import (
+    funnyscore_calibrate_request,
+    funnyscore_calibration_choose,
+)
 from apps.screening.services.runs import TOP_K_MAX, screening_run_start
 from apps.studies.models import Study
 
@@ -35,6 +38,7 @@ def _page(
         "overview": screening_overview(study=study),
         "form": form or RunStartForm(initial={"top_k": study.screening_top_k}),
         "min_items": MIN_ITEMS_PER_SCOPE,
+        "defaults": DEFAULT_COEFFICIENTS,
     }
     return render(request, "screening/overview.html", context, status=status)
 
@@ -90,8 +94,28 @@ def calibrate(request: HttpRequest, study: Study) -> HttpResponse:
     return _back(study)
 
 
+@study_view
+@require_POST
+def calibration_choose(request: HttpRequest, study: Study) -> HttpResponse:
+    choice = request.POST.get("choice", "")
+    if choice not in ("apply", "defaults"):
+        messages.error(request, _("Choose 'apply' or 'defaults', not %(c)r.") % {"c": choice})
+        return _page(request, study, status=400)
+    try:
+        funnyscore_calibration_choose(study=study, user=request.user, apply=choice == "apply")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return _page(request, study, status=exc.status_code)
+    if choice == "apply":
+        messages.success(request, _("The fit now scores candidates, by your choice."))
+    else:
+        messages.success(request, _("The documented defaults now score candidates."))
+    return _back(study)
+
+
 urlpatterns: list[URLPattern] = [
     path("", overview, name="overview"),
     path("run/", run_start, name="run_start"),
     path("calibrate/", calibrate, name="calibrate"),
+    path("calibrate/choose/", calibration_choose, name="calibration_choose"),
 ]
