@@ -440,9 +440,7 @@ def test_a_fit_that_predicts_nothing_is_shown_as_such_and_the_defaults_keep_scor
     assert used == {True}
 
     # The researcher applies it explicitly: who and when are kept, and it scores the next run.
-    response = client_for(owner).post(
-        page(demo_study) + "calibrate/choose/", {"choice": "apply"}
-    )
+    response = client_for(owner).post(page(demo_study) + "calibrate/choose/", {"choice": "apply"})
     assert response.status_code == 302
     fitted.refresh_from_db()
     assert (fitted.applied, fitted.applied_by, fitted.applied_at is not None) == (

@@ -6,51 +6,56 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('screening', '0002_default_offense_terms'),
+        ("screening", "0002_default_offense_terms"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='funnyscorecalibration',
-            name='applicable',
+            model_name="funnyscorecalibration",
+            name="applicable",
             field=models.BooleanField(default=True),
         ),
         migrations.AddField(
-            model_name='funnyscorecalibration',
-            name='applied',
+            model_name="funnyscorecalibration",
+            name="applied",
             field=models.BooleanField(default=True),
         ),
         migrations.AddField(
-            model_name='funnyscorecalibration',
-            name='applied_at',
+            model_name="funnyscorecalibration",
+            name="applied_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='funnyscorecalibration',
-            name='applied_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="funnyscorecalibration",
+            name="applied_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='funnyscorecalibration',
-            name='cv_spearman_high',
+            model_name="funnyscorecalibration",
+            name="cv_spearman_high",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='funnyscorecalibration',
-            name='cv_spearman_low',
+            model_name="funnyscorecalibration",
+            name="cv_spearman_low",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='funnyscorecalibration',
-            name='intervals',
+            model_name="funnyscorecalibration",
+            name="intervals",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='funnyscorecalibration',
-            name='not_applicable_reason',
+            model_name="funnyscorecalibration",
+            name="not_applicable_reason",
             field=models.CharField(blank=True, max_length=500),
         ),
     ]
