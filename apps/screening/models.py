@@ -72,6 +72,8 @@ class ItemFeatures(models.Model):
     valence_missing = models.CharField(max_length=200, blank=True)
     # Which model or package computed each feature: {"surprise": "...", ...}.
     models_used = models.JSONField(default=dict, blank=True)
+    # This item's share of its batch's compute time (the L1 tier's cost per item).
+    compute_seconds = models.FloatField(null=True, blank=True)
     computed_at = models.DateTimeField()
 
     class Meta:
@@ -142,9 +144,26 @@ class ScreeningRun(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="screening_runs")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     top_k = models.PositiveSmallIntegerField()
+    # The sieve's stages (see apps.screening.services.runs): L1 passes at most `l1_keep`
+    # candidates per model and level to the judge (0 = every scored one), and only those with a
+    # FunnyScore of at least `l1_min_score` (None = no minimum); the judge (`judge_model`, ""
+    # when none was configured at the start) drops those it rates below `judge_min` funniness.
+    l1_keep = models.PositiveIntegerField(default=0)
+    l1_min_score = models.FloatField(null=True, blank=True)
+    judge_model = models.CharField(max_length=200, blank=True)
+    judge_min = models.FloatField(null=True, blank=True)
     batch_size = models.PositiveIntegerField()
     batches_total = models.PositiveIntegerField(default=0)
     batches_done = models.PositiveIntegerField(default=0)
+    judge_batches_total = models.PositiveIntegerField(default=0)
+    judge_batches_done = models.PositiveIntegerField(default=0)
+    # A rerun re-decides this earlier run's candidates with new K and thresholds, from the
+    # stored features and verdicts.
+    rerun_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reruns"
+    )
+    # Candidates imported after this moment wait for the next run (a rerun keeps its source's).
+    pool_cutoff = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -160,13 +179,26 @@ class ScreeningRun(models.Model):
 
 
 class ScreeningOutcome(models.Model):
-    """What a run decided for one candidate, and why."""
+    """What a run decided for one candidate, at which stage, and why."""
+
+    class Stage(models.TextChoices):
+        OFFENSE = "offense", _("Offense filter")
+        L1 = "l1", _("L1 FunnyScore")
+        JUDGE = "judge", _("LLM judge")
+        TOP_K = "top_k", _("Top K")
 
     run = models.ForeignKey(ScreeningRun, on_delete=models.CASCADE, related_name="outcomes")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="screening_outcomes")
     funny_score = models.FloatField(null=True, blank=True)
-    # Rank within the item's model (source), 1 = best; None when it could not be scored.
+    # Rank by FunnyScore within the item's model and level, 1 = best; None when not scored.
+    l1_rank = models.PositiveIntegerField(null=True, blank=True)
+    # The judge's funniness, or why there is none ("" when the judge stage did not see it).
+    judge_score = models.FloatField(null=True, blank=True)
+    judge_status = models.CharField(max_length=16, blank=True)
+    # Rank among the candidates that passed every sieve, within model and level.
     rank = models.PositiveIntegerField(null=True, blank=True)
+    # The stage that decided (the last one the candidate reached).
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.TOP_K)
     kept = models.BooleanField()
     reason = models.CharField(max_length=300)
     calibration = models.ForeignKey(
@@ -230,3 +262,21 @@ class JudgeComparison(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model_name} vs humans in {self.study_id}"
+
+
+class ScreeningTiers(models.Model):
+    """L1 / L2 / L3 against the humans for a humor study (agreement, cost per item); computed by
+    `apps.screening.services.tiers`, read by the LLM judge page."""
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="screening_tiers")
+    # {"question": "funniness", "tiers": [{"tier", "label", "agreement", "items_per_second", ...}]}
+    payload = models.JSONField()
+    seed = models.BigIntegerField()
+    rounds = models.PositiveIntegerField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "screening tiers"
+
+    def __str__(self) -> str:
+        return f"tiers of {self.study_id}"

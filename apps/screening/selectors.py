@@ -19,6 +19,7 @@ from apps.screening.models import (
     JudgeVerdict,
     ScreeningOutcome,
     ScreeningRun,
+    ScreeningTiers,
 )
 from apps.studies.models import Item, Study
 
@@ -234,15 +235,23 @@ class ScreeningOverview:
     defaults_score: bool = True
 
 
-def screening_overview(*, study: Study) -> ScreeningOverview:
-    """The latest run with its outcomes, the candidates still waiting for a run, and the current
-    calibration (the unsaved defaults before any). A fixed number of queries whatever the size."""
-    run = (
+def screening_tiers_of(*, study: Study) -> ScreeningTiers | None:
+    return ScreeningTiers.objects.filter(study=study).first()
+
+
+def screening_run_latest(*, study: Study) -> ScreeningRun | None:
+    return (
         ScreeningRun.objects.filter(study=study)
-        .select_related("created_by")
+        .select_related("created_by", "study")
         .order_by("-created_at", "-pk")
         .first()
     )
+
+
+def screening_overview(*, study: Study) -> ScreeningOverview:
+    """The latest run with its outcomes, the candidates still waiting for a run, and the current
+    calibration (the unsaved defaults before any). A fixed number of queries whatever the size."""
+    run = screening_run_latest(study=study)
     rows: list[CandidateRow] = []
     waiting_items = screening_pool(study=study).select_related("features")
     if run is not None:

@@ -24,6 +24,7 @@ from apps.screening.selectors import (
     human_mean_funniness,
     rated_items_without_features,
 )
+from apps.screening.services.tiers import screening_tiers_compute
 from apps.studies.models import Study
 
 logger = logging.getLogger(__name__)
@@ -94,6 +95,7 @@ def _calibrate(study: Study) -> list[FunnyScoreCalibration]:
     FunnyScoreCalibration.objects.filter(pk__in=[c.pk for c in stored]).update(created_at=stamp)
     for row in stored:
         row.created_at = stamp
+    screening_tiers_compute(study=study)
     return stored
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from django.db import transaction
@@ -24,6 +25,7 @@ _UPDATED = [
     "valence_penalty",
     "valence_missing",
     "models_used",
+    "compute_seconds",
     "computed_at",
 ]
 
@@ -41,6 +43,7 @@ def item_features_compute(*, item_ids: Sequence[int]) -> int:
     )
     if not items:
         return 0
+    started = time.perf_counter()
     splits = [
         split_item(
             item.text,
@@ -62,6 +65,7 @@ def item_features_compute(*, item_ids: Sequence[int]) -> int:
     # The whole item is scored for valence: setup and punchline together.
     valence = valence_scores([s.text for s in splits], languages)
     now = timezone.now()
+    share = (time.perf_counter() - started) / len(items)
     rows = [
         ItemFeatures(
             item_id=item.pk,
@@ -78,6 +82,7 @@ def item_features_compute(*, item_ids: Sequence[int]) -> int:
                 "valence": package_used(item.language),
                 "split": split.how,
             },
+            compute_seconds=share,
             computed_at=now,
         )
         for item, split, s, c, v in zip(items, splits, surprise, coherence, valence, strict=True)

@@ -26,6 +26,7 @@ from apps.screening.judge_compare import compare_judge_with_humans
 from apps.screening.llm_judge import JudgeConfig, Scale, judge_config, judge_item, rubric_scales
 from apps.screening.models import JudgeComparison, JudgeVerdict
 from apps.screening.selectors import human_mean_funniness
+from apps.screening.services.tiers import screening_tiers_compute
 from apps.studies.models import Item, Study
 from apps.studies.selectors import study_questions
 
@@ -178,6 +179,7 @@ def judge_comparison_compute(
             "computed_at": timezone.now(),
         },
     )
+    screening_tiers_compute(study=study, rounds=rounds)
     return stored
 
 
@@ -191,3 +193,59 @@ def judge_batch_run(*, study: Study, item_ids: list[int]) -> dict[str, int]:
         rounds=settings.BOOTSTRAP_ROUNDS,
     )
     return counts
+
+
+@transaction.atomic
+def judge_verdicts_load(*, study: Study, data: bytes, seed: int, rounds: int) -> int:
+    """Store verdicts recorded elsewhere (one JSON object per line: `item` (external id),
+    `model`, `scores`, optional `latency_ms`), replacing that model's verdict on each item, then
+    refresh the comparison with the humans. Checked whole before anything is written: a bad line
+    is an error naming it. Returns the number of verdicts stored. The demo uses it for its
+    simulated judge."""
+    import json
+
+    items = dict(Item.objects.filter(study=study).values_list("external_id", "pk"))
+    rows: list[tuple[int, str, dict[str, int], float | None]] = []
+    for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            raise DomainError(f"line {number}: not a JSON object", field="data") from None
+        if not isinstance(row, dict):
+            raise DomainError(f"line {number}: not a JSON object", field="data")
+        item = items.get(str(row.get("item", "")))
+        model = str(row.get("model", "")).strip()
+        scores = row.get("scores")
+        latency = row.get("latency_ms")
+        if item is None:
+            raise DomainError(
+                f"line {number}: no item {row.get('item')!r} in the study", field="item"
+            )
+        if not model:
+            raise DomainError(f"line {number}: model is missing", field="model")
+        if not isinstance(scores, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in scores.values()
+        ):
+            raise DomainError(
+                f"line {number}: scores must map questions to integers", field="scores"
+            )
+        if latency is not None and not isinstance(latency, int | float):
+            raise DomainError(f"line {number}: latency_ms must be a number", field="latency_ms")
+        rows.append((item, model, scores, None if latency is None else float(latency)))
+    for item_id, model, scores, latency in rows:
+        JudgeVerdict.objects.update_or_create(
+            item_id=item_id,
+            model_name=model,
+            defaults={
+                "status": JudgeVerdict.Status.OK,
+                "scores": scores,
+                "error": "",
+                "raw_reply": "",
+                "latency_ms": latency,
+            },
+        )
+    for model in sorted({model for _, model, _, _ in rows}):
+        judge_comparison_compute(study=study, model_name=model, seed=seed, rounds=rounds)
+    return len(rows)

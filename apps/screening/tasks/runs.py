@@ -42,3 +42,15 @@ def funnyscore_calibrate_task(study_id: int) -> int:
         # Too few items with features: nothing is stored, the page keeps the earlier calibration.
         logger.warning("calibration of study %s refused: %s", study_id, exc.message)
         return 0
+
+
+@shared_task(
+    acks_late=True,
+    time_limit=settings.CELERY_TASK_TIME_LIMIT,
+    soft_time_limit=settings.CELERY_TASK_SOFT_TIME_LIMIT,
+)
+def screening_judge_batch_task(run_id: int, item_ids: list[int]) -> str | None:
+    # The judge stage of a run for one batch. No retry, as for the judge's own runs: a failed
+    # call is stored as that item's verdict, and the item is then not sieved by the judge.
+    run = runs.screening_run_judge_batch(run_id=run_id, item_ids=item_ids)
+    return None if run is None else run.status

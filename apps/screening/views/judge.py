@@ -17,6 +17,7 @@ from apps.screening.selectors import (
     judge_comparisons,
     judge_failed_verdicts,
     judge_verdict_counts,
+    screening_tiers_of,
 )
 from apps.screening.services.judge import judge_run_start
 from apps.studies.models import Study
@@ -39,6 +40,7 @@ def _page(request: HttpRequest, study: Study, *, status: int = 200) -> HttpRespo
         "failed_total": failed_total,
         "failed_limit": ERROR_LIST_LIMIT,
         "comparisons": judge_comparisons(study=study),
+        "tiers": screening_tiers_of(study=study),
     }
     return render(request, "screening/judge.html", context, status=status)
 

@@ -15,12 +15,20 @@ from django.views.decorators.http import require_GET, require_POST
 from apps.core.errors import DomainError
 from apps.dashboard.access import study_view
 from apps.screening.calibration import DEFAULT_COEFFICIENTS, MIN_ITEMS_PER_SCOPE
-from apps.screening.selectors import screening_overview
+from apps.screening.selectors import screening_overview, screening_run_latest
 from apps.screening.services.calibration import (
     funnyscore_calibrate_request,
     funnyscore_calibration_choose,
 )
-from apps.screening.services.runs import TOP_K_MAX, screening_run_start
+from apps.screening.services.runs import (
+    JUDGE_MIN_DEFAULT,
+    L1_KEEP_MAX,
+    L1_KEEP_PER_K,
+    TOP_K_MAX,
+    judge_stage_model,
+    screening_run_rerun,
+    screening_run_start,
+)
 from apps.studies.models import Study
 
 
@@ -28,6 +36,39 @@ class RunStartForm(forms.Form):
     top_k = forms.IntegerField(
         label=gettext_lazy("Top K per model"), min_value=1, max_value=TOP_K_MAX
     )
+    l1_keep = forms.IntegerField(
+        label=gettext_lazy("L1 passes per model and level (0 = all)"),
+        min_value=0,
+        max_value=L1_KEEP_MAX,
+        required=False,
+    )
+    l1_min_score = forms.FloatField(label=gettext_lazy("L1 minimum FunnyScore"), required=False)
+    judge_min = forms.FloatField(
+        label=gettext_lazy("LLM judge minimum funniness (1–7)"),
+        min_value=1,
+        max_value=7,
+        required=False,
+    )
+
+    def sieve(self) -> dict[str, object]:
+        data = self.cleaned_data
+        return {
+            "top_k": data["top_k"],
+            "l1_keep": data.get("l1_keep"),
+            "l1_min_score": data.get("l1_min_score"),
+            # An empty minimum means none (None would mean the documented default).
+            "judge_min": "" if data.get("judge_min") is None else data["judge_min"],
+        }
+
+
+def _initial(study: Study) -> dict[str, object]:
+    judge = judge_stage_model()
+    k = study.screening_top_k
+    return {
+        "top_k": k,
+        "l1_keep": L1_KEEP_PER_K * k if judge else 0,
+        "judge_min": JUDGE_MIN_DEFAULT if judge else None,
+    }
 
 
 def _page(
@@ -36,7 +77,8 @@ def _page(
     context = {
         "study": study,
         "overview": screening_overview(study=study),
-        "form": form or RunStartForm(initial={"top_k": study.screening_top_k}),
+        "form": form or RunStartForm(initial=_initial(study)),
+        "judge_model": judge_stage_model(),
         "min_items": MIN_ITEMS_PER_SCOPE,
         "defaults": DEFAULT_COEFFICIENTS,
     }
@@ -59,19 +101,33 @@ def run_start(request: HttpRequest, study: Study) -> HttpResponse:
     form = RunStartForm(request.POST)
     if not form.is_valid():
         return _page(request, study, form=form, status=400)
+    rerun = request.POST.get("rerun") == "1"
     try:
-        run = screening_run_start(study=study, user=request.user, top_k=form.cleaned_data["top_k"])
+        if rerun:
+            latest = screening_run_latest(study=study)
+            if latest is None:
+                raise DomainError("the study has no screening run to rerun", field="run")
+            run = screening_run_rerun(run=latest, user=request.user, **form.sieve())
+        else:
+            run = screening_run_start(study=study, user=request.user, **form.sieve())
     except DomainError as exc:
-        if exc.field == "top_k":
-            form.add_error("top_k", exc.message)
+        if exc.field in form.fields:
+            form.add_error(exc.field, exc.message)
         else:
             messages.error(request, exc.message)
         return _page(request, study, form=form, status=exc.status_code)
-    messages.success(
-        request,
-        _("Screening run %(run)d queued in %(batches)d batches.")
-        % {"run": run.pk, "batches": run.batches_total},
-    )
+    if rerun:
+        messages.success(
+            request,
+            _("Screening run %(run)d decides the candidates of run %(old)d again.")
+            % {"run": run.pk, "old": run.rerun_of_id},
+        )
+    else:
+        messages.success(
+            request,
+            _("Screening run %(run)d queued in %(batches)d batches.")
+            % {"run": run.pk, "batches": run.batches_total},
+        )
     return _back(study)
 
 

@@ -12,6 +12,9 @@ from apps.content.services.evaluation import content_evaluation_request
 from apps.core.commands import command_errors
 from apps.generation.services import prompt_set_examples_install
 from apps.judgments.services import study_judgments_import
+from apps.screening.selectors import screening_run_latest
+from apps.screening.services.judge import judge_verdicts_load
+from apps.screening.services.runs import screening_run_start
 from apps.studies.models import Study, StudyMembership
 from apps.studies.services import study_create, study_items_import, study_member_add
 
@@ -58,6 +61,7 @@ class Command(BaseCommand):
             self._load(study, DEMO_DIR, "Demo study", aggregate=aggregate)
             # The generation page starts from the example prompt sets (English and Chinese).
             prompt_set_examples_install(study=study)
+            self._screening(study, aggregate=aggregate)
             content = Study.objects.filter(slug=CONTENT_SLUG).first()
             if content is None:
                 content = study_create(
@@ -99,6 +103,33 @@ class Command(BaseCommand):
             f"{label} {study.slug!r}: {items.created} items added ({items.unchanged} present), "
             f"{judgments.total_created} judgments added ({judgments.unchanged} present)"
         )
+
+    def _screening(self, study: Study, *, aggregate: bool) -> None:
+        """Candidates in Chinese and English for the screening pages (two of them hit the offense
+        lists and are held), a simulated judge's verdicts for the LLM judge page, and, for the
+        task worker, a first screening run over the candidates."""
+        candidates = study_items_import(
+            study=study,
+            data=(DEMO_DIR / "candidates.jsonl").read_bytes(),
+            filename="candidates.jsonl",
+            as_candidates=True,
+        )
+        verdicts = judge_verdicts_load(
+            study=study,
+            data=(DEMO_DIR / "judge_verdicts.jsonl").read_bytes(),
+            seed=study.random_seed,
+            rounds=settings.BOOTSTRAP_ROUNDS,
+        )
+        self.stdout.write(
+            f"Screening candidates of {study.slug!r}: {candidates.created} added "
+            f"({candidates.unchanged} present); {verdicts} simulated judge verdicts"
+        )
+        if aggregate and screening_run_latest(study=study) is None:
+            # The features need the text models: the task worker computes them.
+            run = screening_run_start(study=study, user=None, top_k=3)
+            self.stdout.write(
+                f"Screening run {run.pk} of {study.slug!r} queued for the task worker"
+            )
 
     def _ensure_accounts(self, studies: list[Study]) -> None:
         """A researcher who owns the demo studies, and an admin who sees everything."""
