@@ -17,12 +17,12 @@ admin.site.login_form = ThrottledAdminAuthenticationForm
 rater_patterns = [
     path("", rater_views.study_entry, name="entry"),
     path("task/", task_views.task_page, name="task"),
-    path("explain/<int:response_id>/", task_views.explanation_page, name="explanation"),
     path("end/", rater_views.session_end, name="end"),
 ]
 
 rater_api_patterns = [
     path("scorecards", judgment_api.ScorecardSubmitApi.as_view(), name="scorecards"),
+    path("scorecards/early", judgment_api.EarlyAnswersApi.as_view(), name="scorecards-early"),
     path("pairs", judgment_api.PairSubmitApi.as_view(), name="pairs"),
     path("turing", judgment_api.TuringSubmitApi.as_view(), name="turing"),
     path("explanations", judgment_api.ExplanationSubmitApi.as_view(), name="explanations"),

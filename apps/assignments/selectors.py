@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from apps.assignments.models import Assignment
@@ -54,6 +55,9 @@ class _Task:
     right_item_id: int | None
     session_id: int
     position: int
+    is_attention_check: bool
+    # The (left) item has a self-explanation: read only to know what was revealed.
+    explained: bool
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,19 @@ class RaterTasks:
         shown.update(t.right_item_id for t in self.tasks if t.right_item_id is not None)
         return shown
 
+    def items_revealed(self) -> set[int]:
+        """Items whose self-explanation this rater has been shown (or is about to be: it is
+        revealed right after their scorecard). None of them is given to this rater again, in
+        any kind of task: the reveal says a model wrote it."""
+        return {
+            t.item_id
+            for t in self.tasks
+            if t.explained
+            and t.kind == Assignment.Kind.SCORECARD
+            and t.status == Assignment.Status.DONE
+            and not t.is_attention_check
+        }
+
     def pairs_compared(self) -> set[tuple[int, int]]:
         return {
             (min(t.item_id, t.right_item_id), max(t.item_id, t.right_item_id))
@@ -103,7 +120,18 @@ def rater_tasks(*, rater: Rater) -> RaterTasks:
     rows = (
         Assignment.objects.filter(rater=rater)
         .order_by()
-        .values_list("pk", "kind", "status", "item_id", "right_item_id", "session_id", "position")
+        .annotate(explained=ExpressionWrapper(~Q(item__explanation=""), BooleanField()))
+        .values_list(
+            "pk",
+            "kind",
+            "status",
+            "item_id",
+            "right_item_id",
+            "session_id",
+            "position",
+            "is_attention_check",
+            "explained",
+        )
     )
     return RaterTasks(tuple(_Task(*row) for row in rows))
 
@@ -235,6 +263,28 @@ def pair_counts(*, study: Study) -> tuple[Counter[int], dict[int, set[int]]]:
         opponents[left].add(right)
         opponents[right].add(left)
     return appearances, opponents
+
+
+def score_response_awaiting_verdict(
+    *, rater: Rater, tasks: RaterTasks, session_id: int
+) -> ScoreResponse | None:
+    """This session's scorecard whose self-explanation is revealed and not yet judged: the
+    rater's next page, before any new task."""
+    revealed = tasks.items_revealed()
+    if not revealed:
+        return None
+    return (
+        ScoreResponse.objects.select_related("item")
+        .filter(
+            rater=rater,
+            session_id=session_id,
+            item_id__in=revealed,
+            explanation_match="",
+            origin="collected",
+        )
+        .order_by("submitted_at")
+        .first()
+    )
 
 
 def session_done_count(*, session: RaterSession) -> int:

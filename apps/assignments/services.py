@@ -454,7 +454,9 @@ def _assignment_next(
             }
     all_locked = False
     if fields is None:
-        items = _study_items(study, rater)
+        # Items whose self-explanation this rater was shown never come back to them.
+        revealed = tasks.items_revealed()
+        items = [item for item in _study_items(study, rater) if item.pk not in revealed]
         for kind in _kind_order(study, rng):
             try:
                 fields = _choose_kind(kind, study, rater, items, tasks, rng)

@@ -15,16 +15,12 @@ from django.utils import timezone
 from django.utils.translation import get_language
 
 from apps.assignments.models import Assignment
-from apps.assignments.selectors import rater_tasks, session_done_count
+from apps.assignments.selectors import rater_tasks, score_response_awaiting_verdict
 from apps.assignments.services import assignment_next
-from apps.core.errors import NotFound, SessionExpired
+from apps.core.errors import SessionExpired
 from apps.judgments.models import ScoreResponse
 from apps.raters.models import RaterSession
-from apps.raters.selectors import (
-    rater_and_session_for_request,
-    rater_get_for_request,
-    rater_session_get,
-)
+from apps.raters.selectors import rater_and_session_for_request
 from apps.raters.services import rater_session_check_open, rater_session_end
 from apps.studies.models import Item, Question, Study
 from apps.studies.selectors import study_for_raters, study_questions
@@ -50,10 +46,26 @@ def _item_view(item: Item) -> dict[str, Any]:
     }
 
 
+def _point_key(question: Question, value: int) -> str:
+    """The key that chooses this point (the page shows it and rater.js reads it, so what is
+    shown is what works): Y and N on a yes/no question, the point's own digit on a scale (0
+    for 10 on a 1-10 scale). Two points never share a key, and no key reaches another
+    question: keys answer only the highlighted one."""
+    if question.kind == Question.Kind.BINARY and value in (0, 1):
+        return "y" if value == 1 else "n"
+    if value <= 9:
+        return str(value)
+    return "0" if value == 10 and question.min_value >= 1 else ""
+
+
 def _question_view(question: Question) -> dict[str, Any]:
     anchors = question.anchors.get(_lang_key()) or question.anchors.get("en") or {}
     points = [
-        {"value": value, "label": anchors.get(str(value), "")}
+        {
+            "value": value,
+            "label": anchors.get(str(value), ""),
+            "key": _point_key(question, value),
+        }
         for value in range(question.min_value, question.max_value + 1)
     ]
     return {
@@ -107,6 +119,12 @@ def task_page(request: HttpRequest, slug: str) -> HttpResponse:
         rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)
         return render(request, "raters/unavailable.html", {"study": study}, status=409)
     tasks = rater_tasks(rater=rater)
+    done = tasks.done_in_session(session_id=session.pk)
+    awaiting = score_response_awaiting_verdict(rater=rater, tasks=tasks, session_id=session.pk)
+    if awaiting is not None:
+        # The reveal comes on the task page itself, right after the scorecard: every answer is
+        # followed by the same page, so the route says nothing about which items have one.
+        return _explanation(request, study, session, awaiting, done)
     assignment = assignment_next(rater=rater, session=session, tasks=tasks)
     if assignment is None:
         rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)
@@ -115,33 +133,21 @@ def task_page(request: HttpRequest, slug: str) -> HttpResponse:
         "study": study,
         "task": task_view_model(study, assignment),
         # The task just given is still open, so it does not change the count read before.
-        "session": _session_context(study, session, tasks.done_in_session(session_id=session.pk)),
+        "session": _session_context(study, session, done),
         "end_url": end_url,
     }
     return render(request, f"assignments/task_{assignment.kind}.html", context)
 
 
-def explanation_page(request: HttpRequest, slug: str, response_id: int) -> HttpResponse:
-    study = study_for_raters(slug=slug)
-    rater = rater_get_for_request(request=request, study=study)
-    response = (
-        ScoreResponse.objects.select_related("item").filter(pk=response_id, rater=rater).first()
-    )
-    if response is None or not response.item.explanation:
-        raise NotFound("no such explanation for you", field="response")
-    if response.explanation_match:
-        return HttpResponseRedirect(reverse("raters:task", args=[study.slug]))
-    session = rater_session_get(rater=rater)
-    try:
-        rater_session_check_open(session=session)
-    except SessionExpired:
-        return HttpResponseRedirect(reverse("raters:end", args=[study.slug]))
+def _explanation(
+    request: HttpRequest, study: Study, session: RaterSession, response: ScoreResponse, done: int
+) -> HttpResponse:
     context = {
         "study": study,
         "response_id": response.pk,
         "item": _item_view(response.item),
         "explanation": response.item.explanation,
-        "session": _session_context(study, session, session_done_count(session=session)),
+        "session": _session_context(study, session, done),
         "end_url": reverse("raters:end", args=[study.slug]),
     }
     return render(request, "assignments/explanation.html", context)

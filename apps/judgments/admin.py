@@ -5,14 +5,20 @@ from __future__ import annotations
 from django.contrib import admin
 
 from apps.core.admin import ReadOnlyAdmin
-from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
+from apps.judgments.models import (
+    EarlyAnswer,
+    PairJudgment,
+    ScoreAnswer,
+    ScoreResponse,
+    TuringJudgment,
+)
 
 
 class ScoreAnswerInline(admin.TabularInline):
     model = ScoreAnswer
     extra = 0
     can_delete = False
-    fields = ("question", "value", "answered_at")
+    fields = ("question", "value", "answered_at", "received_at")
     readonly_fields = fields
 
     def has_add_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
@@ -32,8 +38,14 @@ class ScoreResponseAdmin(ReadOnlyAdmin):
 
 @admin.register(ScoreAnswer)
 class ScoreAnswerAdmin(ReadOnlyAdmin):
-    list_display = ("response", "question", "value", "answered_at")
+    list_display = ("response", "question", "value", "answered_at", "received_at")
     list_select_related = ("response", "question")
+
+
+@admin.register(EarlyAnswer)
+class EarlyAnswerAdmin(ReadOnlyAdmin):
+    list_display = ("assignment", "question", "value", "answered_at", "received_at")
+    list_select_related = ("assignment", "question")
 
 
 @admin.register(PairJudgment)

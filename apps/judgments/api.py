@@ -17,6 +17,7 @@ from apps.judgments import serializers
 from apps.judgments.submission import (
     AnswerIn,
     SubmitResult,
+    early_answers_submit,
     explanation_match_submit,
     pair_judgment_submit,
     score_response_submit,
@@ -48,8 +49,8 @@ SUBMITTED = {
 
 
 def _next_url(slug: str, result: SubmitResult) -> str:
-    if result.reveal_explanation:
-        return reverse("raters:explanation", args=[slug, result.judgment_id])
+    # The same page after every answer, whatever the item: a self-explanation, when an item
+    # has one, is revealed there, so nothing in the route says which items have one.
     return reverse("raters:task", args=[slug])
 
 
@@ -67,6 +68,25 @@ def _rater_and_input(
     data.is_valid(raise_exception=True)
     study = study_for_raters(slug=slug)
     return rater_get_for_request(request=request._request, study=study), dict(data.validated_data)
+
+
+class EarlyAnswersApi(RaterAPIView):
+    """The first step of a scorecard: the answers others depend on, before those are open."""
+
+    @extend_schema(
+        request=serializers.EarlyAnswersIn,
+        responses={200: serializers.EarlyAnswersOut, **ERROR_RESPONSES},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        rater, values = _rater_and_input(request, slug, serializers.EarlyAnswersIn)
+        answers = {name: AnswerIn(a["value"], a["at_ms"]) for name, a in values["answers"].items()}
+        unlocked = early_answers_submit(
+            rater=rater,
+            assignment_id=values["assignment"],
+            answers=answers,
+            active_ms=values["active_ms"],
+        )
+        return Response({"received": sorted(answers), "unlocked": unlocked})
 
 
 class ScorecardSubmitApi(RaterAPIView):

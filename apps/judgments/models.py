@@ -97,7 +97,12 @@ class ScoreAnswer(models.Model):
     value = models.SmallIntegerField()
     # When the rater set this answer: the order of answers is evidence that the scorecard's
     # order (surprise and coherence before funniness) was followed. Null for imports without it.
+    # Bounded by what the server saw: never before the task was handed out, never after the
+    # answer arrived, and never before the answers it depends on arrived.
     answered_at = models.DateTimeField(null=True, blank=True)
+    # When this answer reached the server: in the first step for a question others depend on
+    # (see EarlyAnswer), with the scorecard otherwise. Null for imports.
+    received_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["response", "question__position"]
@@ -115,6 +120,41 @@ class ScoreAnswer(models.Model):
 
     def __str__(self) -> str:
         return f"{self.question_id}={self.value}"
+
+
+class EarlyAnswer(models.Model):
+    """An answer the server received before the scorecard was submitted, because other
+    questions depend on it (funniness on surprise and coherence): the first step of a scorecard.
+
+    The questions that depend on it are accepted only once it is stored here, so the order is
+    known from the server's own clock, not from times the page reports. Sending it again (the
+    rater changed their mind) replaces the value and the arrival time.
+    """
+
+    assignment = models.ForeignKey(
+        "assignments.Assignment", on_delete=models.CASCADE, related_name="early_answers"
+    )
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
+    value = models.SmallIntegerField()
+    answered_at = models.DateTimeField()
+    received_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "question"], name="one_early_answer_per_question"
+            ),
+            models.CheckConstraint(
+                condition=Q(value__gte=0) & Q(value__lte=10), name="early_answer_within_0_10"
+            ),
+            models.CheckConstraint(
+                condition=Q(answered_at__lte=F("received_at")),
+                name="early_answer_not_after_arrival",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"early {self.question_id}={self.value}"
 
 
 class PairJudgment(Judgment):

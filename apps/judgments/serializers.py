@@ -25,6 +25,27 @@ class ScorecardIn(_Common):
         return value
 
 
+class EarlyAnswersIn(serializers.Serializer):
+    assignment = serializers.IntegerField(min_value=1)
+    active_ms = serializers.IntegerField(min_value=0, max_value=21_600_000)
+    answers = serializers.DictField(child=AnswerSerializer(), allow_empty=False)
+
+    def validate_answers(self, value: dict[str, Any]) -> dict[str, Any]:
+        if len(value) > 20:
+            raise serializers.ValidationError("too many answers")
+        return value
+
+
+class EarlyAnswersOut(serializers.Serializer):
+    received = serializers.ListField(
+        child=serializers.CharField(), help_text="The questions whose answers were stored"
+    )
+    unlocked = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Questions now open: every one of their prerequisites has arrived",
+    )
+
+
 class PairIn(_Common):
     winner = serializers.ChoiceField(choices=["left", "right"])
 

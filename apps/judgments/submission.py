@@ -3,8 +3,13 @@
 - the task must be the rater's own open task (someone else's is 404), in a live session
   (after the deadline: 410, and the session ends);
 - a scorecard answers every required question, within its scale, and each question only after
-  the questions it depends on (funniness after surprise and coherence), judged by the answer
-  times the page reports and checked for consistency;
+  the questions it depends on (funniness after surprise and coherence). That order is held by
+  the server: the answers others depend on come first, on their own (`early_answers_submit`,
+  the first step), and a dependent answer is accepted only in a later request than theirs.
+  The page's reported times are never what decides it;
+- times come from the server: time on task is at most the time from hand-out to arrival, and
+  each answer time lies between the hand-out (or the arrival of the answers it depends on) and
+  its own arrival. The page's reported times only place an answer within those bounds;
 - a retry with the same idempotency key returns the first result and stores nothing new;
 - everything is one transaction: a refused answer stores nothing.
 """
@@ -27,7 +32,13 @@ from apps.assignments.models import Assignment
 from apps.assignments.selectors import assignment_get_for_rater
 from apps.assignments.services import assignment_complete
 from apps.core.errors import Conflict, DomainError, NotFound, SessionExpired
-from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
+from apps.judgments.models import (
+    EarlyAnswer,
+    PairJudgment,
+    ScoreAnswer,
+    ScoreResponse,
+    TuringJudgment,
+)
 from apps.raters.models import Rater, RaterSession
 from apps.raters.services import StudyNotOpen, rater_session_check_open
 from apps.studies.models import Question, Study
@@ -78,7 +89,8 @@ def _atomic_submission(model: _Judgment | None) -> Callable[[_Submit], _Submit]:
 @dataclass(frozen=True)
 class AnswerIn:
     value: int
-    # Milliseconds from when the task was shown to when this answer was last set.
+    # Milliseconds from when the task was shown to when this answer was last set, as the page
+    # measured them: they place the answer within the server's bounds, never outside them.
     at_ms: int
 
 
@@ -87,8 +99,6 @@ class SubmitResult:
     judgment_id: int
     kind: str
     replayed: bool
-    # After a scorecard: the item's self-explanation to reveal, if it has one.
-    reveal_explanation: bool = False
 
 
 def _replay(
@@ -131,64 +141,77 @@ def _check_active(active_ms: int) -> None:
         raise DomainError("active_ms must be from 0 to 21600000", field="active_ms")
 
 
-def _validate_scorecard(
+def _check_answers(
     questions: list[Question], answers: dict[str, AnswerIn], active_ms: int
-) -> dict[str, AnswerIn]:
+) -> dict[str, Question]:
+    """Each answer names a question of this scorecard and lies within its scale and the page's
+    own time on task."""
     known = {q.name: q for q in questions}
-    for name in answers:
-        if name not in known:
+    for name, answer in answers.items():
+        question = known.get(name)
+        if question is None:
             raise DomainError(
                 f"{name!r} is not a question of this scorecard", field=f"answers.{name}"
             )
-    # The order rule first: an answer given without the questions it depends on (funniness
-    # without surprise and coherence) is refused for breaking that rule, not for the gaps.
-    for question in questions:
-        answer = answers.get(question.name)
-        if answer is None:
-            continue
-        for before in question.answered_after.all():
-            earlier = answers.get(before.name)
-            if earlier is None:
-                raise DomainError(
-                    f"{question.name} may only be answered after {before.name}",
-                    field=f"answers.{question.name}",
-                )
-            if earlier.at_ms > answer.at_ms:
-                raise DomainError(
-                    f"{question.name} was answered before {before.name}; answer {before.name} first",
-                    field=f"answers.{question.name}",
-                )
-    for question in questions:
-        answer = answers.get(question.name)
-        if answer is None:
-            if question.required:
-                raise DomainError(
-                    f"{question.name} must be answered", field=f"answers.{question.name}"
-                )
-            continue
         if not question.min_value <= answer.value <= question.max_value:
             raise DomainError(
-                f"{question.name} must be from {question.min_value} to {question.max_value}, got {answer.value}",
-                field=f"answers.{question.name}",
+                f"{name} must be from {question.min_value} to {question.max_value}, got {answer.value}",
+                field=f"answers.{name}",
             )
         if not 0 <= answer.at_ms <= active_ms:
             raise DomainError(
-                f"{question.name}: answer time must lie between 0 and active_ms",
-                field=f"answers.{question.name}",
+                f"{name}: answer time must lie between 0 and active_ms", field=f"answers.{name}"
             )
-    return answers
+    return known
 
 
-def _attention_passed(assignment: Assignment, answers: dict[str, AnswerIn]) -> bool | None:
-    if not assignment.is_attention_check:
-        return None
-    expected: dict[str, list[int]] = assignment.item.attention_expected or {}
-    return all(
-        name in answers and answers[name].value in allowed for name, allowed in expected.items()
+def _prerequisites(question: Question) -> list[Question]:
+    return list(question.answered_after.all())
+
+
+def _order_error(question: Question, missing: list[Question]) -> DomainError:
+    names = " and ".join(q.name for q in missing)
+    return DomainError(
+        f"{question.name} may only be answered after {names} reached the server: send "
+        f"{names} first, on their own (scorecards/early), then {question.name}",
+        field=f"answers.{question.name}",
+        code="order",
     )
 
 
+def _early(
+    assignment: Assignment, questions: list[Question], now: datetime
+) -> dict[str, EarlyAnswer]:
+    """The answers received for this task in earlier requests (strictly before `now`)."""
+    names = {q.pk: q.name for q in questions}
+    return {
+        names[early.question_id]: early
+        for early in EarlyAnswer.objects.filter(assignment=assignment)
+        if early.received_at < now and early.question_id in names
+    }
+
+
+def _placed(answer: AnswerIn, active_ms: int, now: datetime, earliest: datetime) -> datetime:
+    """When the answer was set: the page's estimate, held within [earliest, now]."""
+    estimate = now - timedelta(milliseconds=active_ms - answer.at_ms)
+    return min(now, max(earliest, estimate))
+
+
+def _bounded_active_seconds(assignment: Assignment, active_ms: int, now: datetime) -> float:
+    """The page's time on task, never more than the server saw from hand-out to arrival."""
+    seen = max(0.0, (now - assignment.created_at).total_seconds())
+    return min(active_ms / 1000, seen)
+
+
+def _attention_passed(assignment: Assignment, values: dict[str, int]) -> bool | None:
+    if not assignment.is_attention_check:
+        return None
+    expected: dict[str, list[int]] = assignment.item.attention_expected or {}
+    return all(name in values and values[name] in allowed for name, allowed in expected.items())
+
+
 def _common(assignment: Assignment, key: str, active_ms: int, now: datetime) -> dict[str, Any]:
+    # Both times are the server's: the session start and the hand-out are its own records.
     return {
         "study_id": assignment.study_id,
         "rater_id": assignment.rater_id,
@@ -196,7 +219,7 @@ def _common(assignment: Assignment, key: str, active_ms: int, now: datetime) -> 
         "assignment": assignment,
         "idempotency_key": key,
         "seconds_into_session": max(0.0, (now - assignment.session.started_at).total_seconds()),
-        "active_seconds": active_ms / 1000,
+        "active_seconds": _bounded_active_seconds(assignment, active_ms, now),
         "submitted_at": now,
     }
 
@@ -206,6 +229,68 @@ def _finish(assignment: Assignment, attention_passed: bool | None = None) -> Non
         raise Conflict("this task has already been answered", field="assignment")
     if not assignment.is_attention_check:
         study_results_request(study_id=assignment.study_id)
+
+
+@_atomic_submission(None)
+def early_answers_submit(
+    *,
+    rater: Rater,
+    assignment_id: int,
+    answers: dict[str, AnswerIn],
+    active_ms: int,
+    now: datetime | None = None,
+) -> list[str]:
+    """The first step of a scorecard: store the answers other questions depend on, and return
+    the questions now open (every question whose prerequisites have all arrived).
+
+    An answer is accepted here only if its own prerequisites arrived in an earlier request, so
+    a chain of dependencies (a after b after c) takes one step per link. Sending an answer again
+    replaces it; the dependent answers are only ever judged against what is stored.
+    """
+    now = now or timezone.now()
+    if not answers:
+        raise DomainError("send at least one answer", field="answers")
+    _check_active(active_ms)
+    assignment = _open_assignment(rater, assignment_id, Assignment.Kind.SCORECARD, now)
+    questions = study_questions(study=assignment.study)
+    known = _check_answers(questions, answers, active_ms)
+    early = _early(assignment, questions, now)
+    for name in answers:
+        missing = [q for q in _prerequisites(known[name]) if q.name not in early]
+        if missing:
+            raise _order_error(known[name], missing)
+    handed_out = assignment.created_at
+    EarlyAnswer.objects.bulk_create(
+        [
+            EarlyAnswer(
+                assignment=assignment,
+                question=known[name],
+                value=answer.value,
+                answered_at=_placed(
+                    answer,
+                    active_ms,
+                    now,
+                    max(
+                        [handed_out]
+                        + [early[q.name].received_at for q in _prerequisites(known[name])]
+                    ),
+                ),
+                received_at=now,
+            )
+            for name, answer in answers.items()
+        ],
+        update_conflicts=True,
+        unique_fields=["assignment", "question"],
+        update_fields=["value", "answered_at", "received_at"],
+    )
+    stored = set(early) | set(answers)
+    return [
+        q.name
+        for q in questions
+        if q.name not in stored
+        and _prerequisites(q)
+        and all(p.name in stored for p in _prerequisites(q))
+    ]
 
 
 @_atomic_submission(ScoreResponse)
@@ -218,35 +303,79 @@ def score_response_submit(
     active_ms: int,
     now: datetime | None = None,
 ) -> SubmitResult:
+    """The scorecard. Answers that arrived in the first step may be sent again (they must be
+    unchanged) or left out; every answer that depends on others needs them to have arrived in
+    an earlier request."""
     _check_key(idempotency_key)
     existing = _replay(ScoreResponse, rater, idempotency_key)
     if existing is not None:
-        return SubmitResult(existing.pk, "scorecard", True, bool(existing.item.explanation))
+        return SubmitResult(existing.pk, "scorecard", True)
     now = now or timezone.now()
     _check_active(active_ms)
     assignment = _open_assignment(rater, assignment_id, Assignment.Kind.SCORECARD, now)
     questions = study_questions(study=assignment.study)
-    _validate_scorecard(questions, answers, active_ms)
-    by_name = {q.name: q for q in questions}
+    _check_answers(questions, answers, active_ms)
+    early = _early(assignment, questions, now) if any(_prerequisites(q) for q in questions) else {}
+    for name, answer in answers.items():
+        stored = early.get(name)
+        if stored is not None and stored.value != answer.value:
+            raise DomainError(
+                f"{name} is {answer.value} here but {stored.value} was received before; "
+                f"send the change on its own first (scorecards/early)",
+                field=f"answers.{name}",
+                code="order",
+            )
+    # The order rule first: an answer given without the questions it depends on (funniness
+    # without surprise and coherence) is refused for breaking that rule, not for the gaps.
+    for question in questions:
+        if question.name not in answers or question.name in early:
+            continue
+        missing = [q for q in _prerequisites(question) if q.name not in early]
+        if missing:
+            raise _order_error(question, missing)
+    for question in questions:
+        if question.required and question.name not in answers and question.name not in early:
+            raise DomainError(f"{question.name} must be answered", field=f"answers.{question.name}")
+    values = {name: early_answer.value for name, early_answer in early.items()}
+    values.update({name: answer.value for name, answer in answers.items()})
     response = ScoreResponse.objects.create(
         item=assignment.item, **_common(assignment, idempotency_key, active_ms, now)
     )
-    ScoreAnswer.objects.bulk_create(
-        ScoreAnswer(
-            response=response,
-            question=by_name[name],
-            value=answer.value,
-            answered_at=now - timedelta(milliseconds=active_ms - answer.at_ms),
-        )
-        for name, answer in answers.items()
-    )
-    _finish(assignment, _attention_passed(assignment, answers))
-    return SubmitResult(
-        response.pk,
-        "scorecard",
-        False,
-        bool(assignment.item.explanation) and not assignment.is_attention_check,
-    )
+    rows = []
+    for question in questions:
+        if question.name in early:
+            stored = early[question.name]
+            rows.append(
+                ScoreAnswer(
+                    response=response,
+                    question=question,
+                    value=stored.value,
+                    answered_at=stored.answered_at,
+                    received_at=stored.received_at,
+                )
+            )
+        elif question.name in answers:
+            # After the hand-out, and after its prerequisites arrived (a microsecond after:
+            # it was set once they had been accepted).
+            earliest = max(
+                [assignment.created_at]
+                + [
+                    early[q.name].received_at + timedelta(microseconds=1)
+                    for q in _prerequisites(question)
+                ]
+            )
+            rows.append(
+                ScoreAnswer(
+                    response=response,
+                    question=question,
+                    value=answers[question.name].value,
+                    answered_at=_placed(answers[question.name], active_ms, now, earliest),
+                    received_at=now,
+                )
+            )
+    ScoreAnswer.objects.bulk_create(rows)
+    _finish(assignment, _attention_passed(assignment, values))
+    return SubmitResult(response.pk, "scorecard", False)
 
 
 def _after_race(

@@ -167,6 +167,13 @@ class StudyNotOpen(DomainError):
     code = "study_not_open"
 
 
+class ParticipantInUse(DomainError):
+    """A participant id already enrolled, presented by a browser that cannot prove it is theirs."""
+
+    status_code = 409
+    code = "participant_in_use"
+
+
 @dataclass(frozen=True)
 class Enrollment:
     rater: Rater
@@ -174,10 +181,23 @@ class Enrollment:
     resumed: bool
 
 
-def _existing_enrollment(study: Study, external_id: str) -> Enrollment | None:
+def _existing_enrollment(
+    study: Study, external_id: str, prolific_session_id: str
+) -> Enrollment | None:
+    """The participant's own enrolment, if they can show it is theirs; None if there is none.
+
+    A participant id alone (a Prolific PID is visible to anyone who sees the link) is not a
+    credential: a new browser resumes a session only with the Prolific SESSION_ID stored with
+    it. Otherwise ParticipantInUse, and nothing changes.
+    """
     rater = Rater.objects.filter(study=study, external_id=external_id).first()
     if rater is None:
         return None
+    if not (rater.prolific_session_id and rater.prolific_session_id == prolific_session_id):
+        raise ParticipantInUse(
+            "this participant id is already taking part in this study in another browser",
+            field="external_id",
+        )
     session = RaterSession.objects.filter(rater=rater).first()
     if session is None:
         return None
@@ -240,6 +260,12 @@ def _take_places(study: Study, group: BackgroundGroup, languages: list[str]) -> 
     return room
 
 
+def rater_resume(*, study: Study, external_id: str, prolific_session_id: str) -> Enrollment | None:
+    """A returning participant in a new browser: their session (with a matching Prolific
+    SESSION_ID), None if the id is not enrolled, ParticipantInUse otherwise."""
+    return _existing_enrollment(study, external_id, prolific_session_id)
+
+
 def rater_enroll(
     *,
     study: Study,
@@ -255,8 +281,9 @@ def rater_enroll(
 ) -> Enrollment:
     """Enrol a participant: consent, a place in their background group's quota, a session.
 
-    A participant who comes back (same external id, e.g. a Prolific PID) gets their own session
-    back and takes no second place. The quota is taken by a conditional UPDATE
+    A participant who comes back (same external id, e.g. a Prolific PID, with the same Prolific
+    SESSION_ID) gets their own session back and takes no second place; the same id without
+    it is refused (ParticipantInUse). The quota is taken by a conditional UPDATE
     (`filled < quota`), or per language under the group's lock in a study with several
     languages (_take_places), so with N places left and more than N people enrolling at once,
     exactly N succeed.
@@ -266,7 +293,7 @@ def rater_enroll(
     """
     now = now or timezone.now()
     if external_id:
-        existing = _existing_enrollment(study, external_id)
+        existing = _existing_enrollment(study, external_id, prolific_session_id)
         if existing is not None:
             return existing
     if study.status != Study.Status.OPEN:
@@ -307,7 +334,7 @@ def rater_enroll(
     except IntegrityError:
         # The same participant enrolling twice at once: the other request won; use its session.
         if external_id:
-            existing = _existing_enrollment(study, external_id)
+            existing = _existing_enrollment(study, external_id, prolific_session_id)
             if existing is not None:
                 return existing
         raise

@@ -15,24 +15,46 @@ from apps.core.ratelimit import client_address, rate_limit_check
 from apps.raters.forms import EnrollForm
 from apps.raters.models import RaterSession
 from apps.raters.selectors import rater_for_request, rater_remember, rater_session_get
-from apps.raters.services import StudyFull, StudyNotOpen, rater_enroll, rater_session_check_open
+from apps.raters.services import (
+    ParticipantInUse,
+    StudyFull,
+    StudyNotOpen,
+    rater_enroll,
+    rater_resume,
+    rater_session_check_open,
+)
 from apps.studies.models import Study
 from apps.studies.selectors import study_for_raters
 
 PROLIFIC_KEYS = {"PROLIFIC_PID": "pid", "STUDY_ID": "study_id", "SESSION_ID": "session_id"}
 
 
+def _prolific_key(study: Study) -> str:
+    return f"laughlab:prolific:{study.pk}"
+
+
 def _prolific(request: HttpRequest, study: Study) -> dict[str, str]:
-    """Prolific's URL parameters, kept in the browser session from the first visit on."""
-    key = f"laughlab:prolific:{study.pk}"
-    stored: dict[str, str] = dict(request.session.get(key, {}))
+    """Prolific's URL parameters, merged over those this browser session already holds.
+
+    Kept in the session (`_keep_prolific`) only once the browser may use them: a PID that is
+    someone else's is not remembered."""
+    stored: dict[str, str] = dict(request.session.get(_prolific_key(study), {}))
     for param, name in PROLIFIC_KEYS.items():
         value = request.GET.get(param, "").strip()
         if value and len(value) <= 64 and value.replace("-", "").replace("_", "").isalnum():
             stored[name] = value
-    if stored:
-        request.session[key] = stored
     return stored
+
+
+def _keep_prolific(request: HttpRequest, study: Study, prolific: dict[str, str]) -> None:
+    if prolific and request.session.get(_prolific_key(study)) != prolific:
+        request.session[_prolific_key(study)] = prolific
+
+
+def _in_use(request: HttpRequest, study: Study) -> HttpResponse:
+    # Nothing is stored and nothing changes: the participant's own browser goes on as before.
+    request.session.pop(_prolific_key(study), None)
+    return render(request, "raters/in_use.html", {"study": study}, status=409)
 
 
 def _unavailable(request: HttpRequest, study: Study, status: int) -> HttpResponse:
@@ -46,14 +68,22 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     task_url = reverse("raters:task", args=[study.slug])
     if rater_for_request(request=request, study=study) is not None:
         return HttpResponseRedirect(task_url)
-    if request.method == "GET" and prolific.get("pid"):
-        # A returning Prolific participant in a new browser resumes their own session.
-        from apps.raters.models import Rater
-
-        rater = Rater.objects.filter(study=study, external_id=prolific["pid"]).first()
-        if rater is not None:
-            rater_remember(request=request, study=study, rater=rater)
+    if prolific.get("pid"):
+        # A returning Prolific participant in a new browser resumes their own session, with
+        # the SESSION_ID Prolific gave them; a PID alone is not theirs to prove.
+        try:
+            resumed = rater_resume(
+                study=study,
+                external_id=prolific["pid"],
+                prolific_session_id=prolific.get("session_id", ""),
+            )
+        except ParticipantInUse:
+            return _in_use(request, study)
+        if resumed is not None:
+            rater_remember(request=request, study=study, rater=resumed.rater)
+            _keep_prolific(request, study, prolific)
             return HttpResponseRedirect(task_url)
+    _keep_prolific(request, study, prolific)
     if study.status != Study.Status.OPEN:
         return _unavailable(request, study, 409)
     form = EnrollForm(request.POST or None, study=study)
@@ -79,6 +109,8 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
                     prolific_study_id=prolific.get("study_id", ""),
                     prolific_session_id=prolific.get("session_id", ""),
                 )
+            except ParticipantInUse:
+                return _in_use(request, study)
             except StudyFull:
                 return render(request, "raters/full.html", {"study": study}, status=409)
             except StudyNotOpen:

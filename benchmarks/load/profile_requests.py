@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import run_load  # noqa: E402  (the page parsing and study set-up are the load benchmark's)
 
-DB_NAME = "laughlab_profile"
+DB_NAME = os.environ.get("PROFILE_DB_NAME", "laughlab_profile")
 
 
 def _setup_environment() -> None:
@@ -156,7 +156,25 @@ def _walk(index: int, keep: bool, recorder: Recorder) -> None:
         if match is None:
             return
         kind = match.group(1)
-        url, body = run_load._task_payload(kind, text, rng)
+        url, body, early = run_load._task_payload(kind, text, rng)
+        if early is not None:
+            first = recorder.call(
+                "scorecard-early-post",
+                keep,
+                lambda u=early[0], b=early[1]: client.post(
+                    u,
+                    json.dumps(b),
+                    content_type="application/json",
+                    headers={
+                        "X-CSRFToken": client.cookies["csrftoken"].value,
+                        "Accept": "application/json",
+                    },
+                ),
+            )
+            if first.status_code != 200:
+                raise SystemExit(
+                    f"{early[0]} answered {first.status_code}: {first.content[:300]!r}"
+                )
         posted = recorder.call(
             f"{kind}-post",
             keep,

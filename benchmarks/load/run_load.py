@@ -34,7 +34,8 @@ from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv" / "bin"
-DB_NAME = "laughlab_load"
+# LOAD_DB_NAME: a database of one's own when several checkouts share the server.
+DB_NAME = os.environ.get("LOAD_DB_NAME", "laughlab_load")
 SLUG = "demo"
 HOST = "127.0.0.1"
 TARGET_P99_MS = 150.0
@@ -168,9 +169,12 @@ class Client:
 # --- page parsing ----------------------------------------------------------------------------
 
 FORM_RE = re.compile(r"<form[^>]*\bdata-task=\"(\w+)\"[^>]*>")
-ATTR_RE = re.compile(r"data-(assignment|response|submit-url)=\"([^\"]*)\"")
+ATTR_RE = re.compile(r"data-(assignment|response|submit-url|early-url)=\"([^\"]*)\"")
 CSRF_RE = re.compile(r"name=\"csrfmiddlewaretoken\" value=\"([^\"]+)\"")
-FIELDSET_RE = re.compile(r"<fieldset[^>]*data-question=\"(\w+)\"[^>]*>(.*?)</fieldset>", re.S)
+FIELDSET_RE = re.compile(r"<fieldset([^>]*data-question=\"(\w+)\"[^>]*)>(.*?)</fieldset>", re.S)
+AFTER_RE = re.compile(r"data-after=\"([^\"]*)\"")
+# The first step of a scorecard (the answers others depend on), recorded beside the answers.
+EARLY = "scorecard-early"
 RADIO_RE = re.compile(r"<input type=\"radio\" name=\"(\w+)\" value=\"([^\"]+)\"")
 OPTION_RE = re.compile(r"<option value=\"([^\"]+)\"")
 # The languages a rater reads (asked only in a study with several): every one is ticked.
@@ -200,31 +204,47 @@ class RaterResult:
     connects: int = 0
 
 
-def _task_payload(kind: str, page: str, rng: random.Random) -> tuple[str, dict[str, Any]]:
+def _task_payload(
+    kind: str, page: str, rng: random.Random
+) -> tuple[str, dict[str, Any], tuple[str, dict[str, Any]] | None]:
+    """The answer to the page's task, and for a scorecard the first step that goes before it
+    (the answers other questions depend on, as rater.js sends them), as (url, body)."""
     attrs = dict(ATTR_RE.findall(FORM_RE.search(page).group(0)))  # type: ignore[union-attr]
     url = attrs["submit-url"]
     if kind == "explanation":
-        return url, {"response": int(attrs["response"]), "verdict": rng.choice(["yes", "no"])}
+        verdict = {"response": int(attrs["response"]), "verdict": rng.choice(["yes", "no"])}
+        return url, verdict, None
     body: dict[str, Any] = {
         "assignment": int(attrs["assignment"]),
         "idempotency_key": uuid.uuid4().hex,
     }
     at_ms = rng.randint(1500, 4000)
+    early: tuple[str, dict[str, Any]] | None = None
     if kind == "scorecard":
         answers: dict[str, dict[str, int]] = {}
+        needed: set[str] = set()
         # Fieldsets come in the rubric's order, so increasing times respect answered_after.
-        for name, inner in FIELDSET_RE.findall(page):
+        for tag, name, inner in FIELDSET_RE.findall(page):
+            after = AFTER_RE.search(tag)
+            needed.update(n for n in (after.group(1) if after else "").split(",") if n)
             values = [int(v) for n, v in RADIO_RE.findall(inner) if n == name]
             if values:
                 answers[name] = {"value": rng.choice(values), "at_ms": at_ms}
                 at_ms += rng.randint(400, 2500)
         body["answers"] = answers
+        first = {name: answer for name, answer in answers.items() if name in needed}
+        if first and attrs.get("early-url"):
+            active = max(answer["at_ms"] for answer in first.values())
+            early = (
+                attrs["early-url"],
+                {"assignment": body["assignment"], "active_ms": active, "answers": first},
+            )
     elif kind == "pair":
         body["winner"] = rng.choice(["left", "right"])
     elif kind == "turing":
         body["guess"] = rng.choice(["ai", "human"])
     body["active_ms"] = at_ms
-    return url, body
+    return url, body, early
 
 
 async def run_rater(
@@ -285,16 +305,23 @@ async def run_rater(
                     raise HttpError(f"no task form on {path}")
                 break
             kind = match.group(1)
-            url, body = _task_payload(kind, current.text, rng)
-            if think_ms:
-                await asyncio.sleep(rng.uniform(0.5, 1.5) * think_ms / 1000)
-            key = body.get("idempotency_key") or f"explanation:{body['response']}"
-            payload = json.dumps(body).encode()
+            url, body, early = _task_payload(kind, current.text, rng)
+            think = rng.uniform(0.5, 1.5) * think_ms / 1000 if think_ms else 0.0
             headers = {
                 "Content-Type": "application/json",
                 "Accept": "application/json",
                 "X-CSRFToken": client.cookies.get("csrftoken", ""),
             }
+            if early is not None:
+                # Surprise and coherence are set about halfway through the scorecard.
+                if think:
+                    await asyncio.sleep(think / 2)
+                    think /= 2
+                result.answers.append(await _send_early(client, index, early, headers, phase_start))
+            if think:
+                await asyncio.sleep(think)
+            key = body.get("idempotency_key") or f"explanation:{body['response']}"
+            payload = json.dumps(body).encode()
             t0 = time.perf_counter()
             sent_at = t0 - phase_start
             retries = 0
@@ -327,6 +354,35 @@ async def run_rater(
         result.connects = client.connects
         await client.close()
     return result
+
+
+async def _send_early(
+    client: Client,
+    index: int,
+    early: tuple[str, dict[str, Any]],
+    headers: dict[str, str],
+    phase_start: float,
+) -> Answer:
+    """The first step of a scorecard; a lost connection or a 5xx is retried, as rater.js does."""
+    url, body = early
+    t0 = time.perf_counter()
+    retries = 0
+    while True:
+        try:
+            posted = await client.request("POST", url, json.dumps(body).encode(), headers)
+        except HttpError:
+            posted = Response(599, {}, [], b"")
+        if posted.status >= 500 and retries < 3:
+            retries += 1
+            await asyncio.sleep(0.2 * retries)
+            continue
+        break
+    key = f"early:{body['assignment']}"
+    answer = Answer(index, EARLY, key, posted.status, 0.0, retries=retries, at_s=t0 - phase_start)
+    answer.latency_ms = (time.perf_counter() - t0) * 1000
+    if posted.status != 200:
+        raise HttpError(f"POST {url} answered {posted.status}: {posted.text[:200]}")
+    return answer
 
 
 async def run_client(args: argparse.Namespace) -> dict[str, Any]:
@@ -476,7 +532,11 @@ def _phase(args: argparse.Namespace, port: int, raters: int, offset: int, out: P
     subprocess.run(command, check=True, timeout=args.phase_timeout + 30)
     data: dict[str, Any] = json.loads(out.read_text())
     answers = [a for r in data["raters"] for a in r["answers"]]
-    ok = [a for a in answers if 200 <= a["status"] < 300]
+    every_ok = [a for a in answers if 200 <= a["status"] < 300]
+    # "Answers" are the judgments (submit + next page); scorecards' first steps are reported
+    # on their own (p99 by kind, and `early_*`).
+    ok = [a for a in every_ok if a["kind"] != EARLY]
+    early = [a["latency_ms"] for a in every_ok if a["kind"] == EARLY]
     latencies = [a["latency_ms"] for a in ok]
     errors: dict[str, int] = {}
     for a in answers:
@@ -509,9 +569,14 @@ def _phase(args: argparse.Namespace, port: int, raters: int, offset: int, out: P
             for m in range(int(max((a["at_s"] for a in ok), default=0) // 60) + 1)
         ],
         "by_kind_p99": {
-            kind: round(_percentile([a["latency_ms"] for a in ok if a["kind"] == kind], 99), 1)
-            for kind in sorted({a["kind"] for a in ok})
+            kind: round(
+                _percentile([a["latency_ms"] for a in every_ok if a["kind"] == kind], 99), 1
+            )
+            for kind in sorted({a["kind"] for a in every_ok})
         },
+        "early_steps": len(early),
+        "early_p50": _percentile(early, 50),
+        "early_p99": _percentile(early, 99),
         "acked": [a["key"] for a in ok],
     }
     return summary
@@ -526,6 +591,11 @@ def _print_phase(name: str, s: dict[str, Any]) -> None:
         f"retries {s['retries']}; connections {s['connections']}"
     )
     print(f"{'':>9}  p99 by kind {s['by_kind_p99']}; enrolment p99 {s['enroll_p99']:.1f} ms")
+    if s["early_steps"]:
+        print(
+            f"{'':>9}  scorecard first steps {s['early_steps']}: ms p50 {s['early_p50']:.1f} "
+            f"p99 {s['early_p99']:.1f}"
+        )
     print(f"{'':>9}  p99 by minute of the phase {s['p99_by_minute']}")
     for sample in s["rater_error_samples"]:
         print(f"{'':>9}  ! {sample}")

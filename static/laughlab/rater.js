@@ -1,5 +1,7 @@
-/* LaughLab rater pages: countdown, the ordered scorecard, keyboard shortcuts, and answers that
- * survive a flaky network (one idempotency key per task, retried until the server answers).
+/* LaughLab rater pages: countdown, the ordered scorecard (its order held by the server: the
+ * answers others depend on are sent first, and the server opens the rest), the key map each
+ * page shows, and answers that survive a flaky network (one idempotency key per task, retried
+ * until the server answers).
  * No build step, no dependencies, no inline scripts (the pages run under a strict CSP). */
 (function () {
   "use strict";
@@ -49,52 +51,183 @@
   function elapsed() { return Math.round(performance.now() - shownAt); }
   function checked(name) { return form.querySelector("input[name='" + name + "']:checked"); }
 
-  // The scorecard's order: a question with data-after opens only when those are answered.
+  // The scorecard's order, held by the server: a question with data-after opens only when the
+  // server has received the answers it depends on (the first step, POSTed to data-early-url)
+  // and said so. The page never opens it on its own.
   var fieldsets = Array.prototype.slice.call(form.querySelectorAll("fieldset[data-question]"));
+  function afterOf(fieldset) { return (fieldset.dataset.after || "").split(",").filter(Boolean); }
+  var prerequisites = {};
+  fieldsets.forEach(function (fieldset) {
+    afterOf(fieldset).forEach(function (name) { prerequisites[name] = true; });
+  });
+  var unlocked = {};
   function refreshLocks() {
     fieldsets.forEach(function (fieldset) {
-      var after = (fieldset.dataset.after || "").split(",").filter(Boolean);
+      var after = afterOf(fieldset);
       if (!after.length) { return; }
-      var open = after.every(function (name) { return checked(name); });
+      var open = !!unlocked[fieldset.dataset.question] &&
+                 after.every(function (name) { return checked(name); });
       fieldset.disabled = !open;
       fieldset.setAttribute("aria-disabled", open ? "false" : "true");
       var hint = fieldset.querySelector("[data-locked-hint]");
       if (hint) { hint.hidden = open; }
     });
+    applyPendingKey();
   }
+
+  var csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+  function postJson(url, body) {
+    return fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrf },
+      body: JSON.stringify(body)
+    });
+  }
+
+  // Early answers go one request at a time, in order; the submit waits for the last one.
+  var early = Promise.resolve(true);
+  function earlyBody() {
+    var answers = {}, active = elapsed();
+    fieldsets.forEach(function (fieldset) {
+      var name = fieldset.dataset.question, input = checked(name);
+      if (prerequisites[name] && input && !fieldset.disabled) {
+        answers[name] = { value: parseInt(input.value, 10), at_ms: Math.min(answeredAt[name] || active, active) };
+      }
+    });
+    return { assignment: parseInt(form.dataset.assignment, 10), active_ms: active, answers: answers };
+  }
+  function sendEarly(body, attempt) {
+    return postJson(form.dataset.earlyUrl, body).then(function (response) {
+      return response.json().catch(function () { return {}; }).then(function (data) {
+        if (response.ok) {
+          (data.unlocked || []).forEach(function (name) { unlocked[name] = true; });
+          refreshLocks();
+          return true;
+        }
+        if (response.status === 410) {
+          window.location.assign(session ? session.dataset.endUrl : "../end/");
+          return false;
+        }
+        if (response.status >= 500 || response.status === 429) { return later(body, attempt); }
+        status.textContent = data.message || form.dataset.errorText || "Error";
+        status.className = "status error";
+        return false;
+      });
+    }).catch(function () { return later(body, attempt); });
+  }
+  function later(body, attempt) {
+    status.textContent = form.dataset.retryText;
+    status.className = "status warning";
+    return new Promise(function (resolve) {
+      window.setTimeout(function () { resolve(sendEarly(body, attempt + 1)); }, Math.min(8000, 500 * Math.pow(2, attempt)));
+    }).then(function (ok) {
+      if (ok && status.className === "status warning") { status.textContent = ""; status.className = "status"; }
+      return ok;
+    });
+  }
+  function maybeSendEarly() {
+    // Only once some locked question has every prerequisite answered: one request per
+    // scorecard, and again only if one of those answers is changed.
+    var due = fieldsets.some(function (fieldset) {
+      var after = afterOf(fieldset);
+      return after.length && after.every(function (name) { return checked(name); });
+    });
+    if (!due || !form.dataset.earlyUrl) { return; }
+    var body = earlyBody();
+    early = early.then(function () { return sendEarly(body, 0); });
+  }
+
+  // The highlighted question: keys answer it and nothing else. It starts on the first question,
+  // moves to the next unanswered one after each answer, and is moved with the arrow keys (or by
+  // clicking or tabbing into a question).
+  var current = fieldsets.length ? fieldsets[0] : null;
+  var pendingKey = null;
+  function highlight(fieldset) {
+    current = fieldset;
+    fieldsets.forEach(function (f) {
+      f.classList.toggle("current", f === fieldset);
+      f.setAttribute("aria-current", f === fieldset ? "true" : "false");
+    });
+  }
+  function nextUnanswered(from) {
+    var start = fieldsets.indexOf(from);
+    var rest = fieldsets.slice(start + 1).concat(fieldsets.slice(0, start + 1));
+    return rest.filter(function (f) { return !checked(f.dataset.question); })[0] || null;
+  }
+  if (kind === "scorecard") { highlight(current); }
+
   form.addEventListener("change", function (event) {
-    if (event.target.type === "radio") {
-      answeredAt[event.target.name] = elapsed();
+    if (event.target.type !== "radio") { return; }
+    answeredAt[event.target.name] = elapsed();
+    var fieldset = event.target.closest("fieldset[data-question]");
+    if (kind === "scorecard" && fieldset) {
+      if (prerequisites[fieldset.dataset.question]) { maybeSendEarly(); }
       refreshLocks();
+      highlight(nextUnanswered(fieldset));
     }
+  });
+  form.addEventListener("focusin", function (event) {
+    var fieldset = event.target.closest && event.target.closest("fieldset[data-question]");
+    if (kind === "scorecard" && fieldset && fieldset !== current) { highlight(fieldset); }
   });
   refreshLocks();
 
-  // Keyboard: digits pick a point on the first open, unanswered question; 1/2 and arrows pick
-  // a side of a pair; Enter submits.
+  function inputFor(group, key) {
+    if (!group) { return null; }
+    return Array.prototype.filter.call(group.querySelectorAll("input[type=radio][data-key]"), function (input) {
+      return input.dataset.key.split(" ").indexOf(key) >= 0;
+    })[0] || null;
+  }
+  function choose(input) {
+    input.focus();  // first: focusing highlights the input's question, the change moves on
+    input.checked = true;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+  // A key pressed on a question still waiting for the server is kept, and applied when the
+  // server opens it (if the rater has not moved on meanwhile).
+  function applyPendingKey() {
+    if (!pendingKey || pendingKey.fieldset.disabled) { return; }
+    var waiting = pendingKey;
+    pendingKey = null;
+    if (current === waiting.fieldset) { choose(waiting.input); }
+  }
+
+  // Keyboard: the key map each page shows (data-key on every choice; see the page's legend).
   document.addEventListener("keydown", function (event) {
     if (event.altKey || event.ctrlKey || event.metaKey) { return; }
     if (event.target.tagName === "SELECT" || event.target.tagName === "TEXTAREA") { return; }
     if (event.key === "Enter") { event.preventDefault(); form.requestSubmit(); return; }
-    var choice = null;
-    if (kind === "pair" && (event.key === "ArrowLeft" || event.key === "1")) { choice = form.querySelector("input[value=left]"); }
-    else if (kind === "pair" && (event.key === "ArrowRight" || event.key === "2")) { choice = form.querySelector("input[value=right]"); }
-    else if (/^[0-9]$/.test(event.key)) {
-      var open = fieldsets.filter(function (f) { return !f.disabled && !checked(f.dataset.question); })[0] ||
-                 fieldsets.filter(function (f) { return !f.disabled; }).slice(-1)[0];
-      if (open) {
-        var inputs = open.querySelectorAll("input[type=radio]");
-        var byValue = open.querySelector("input[value='" + event.key + "']");
-        // Scales that start at 1 take the digit as the value; choice lists take it as a position.
-        choice = (kind === "scorecard" && byValue) ? byValue : inputs[parseInt(event.key, 10) - 1] || null;
-      }
-    }
-    if (choice && !choice.disabled) {
+    var key = event.key.toLowerCase();
+    if (kind === "scorecard" && (key === "arrowup" || key === "arrowdown")) {
       event.preventDefault();
-      choice.checked = true;
-      choice.dispatchEvent(new Event("change", { bubbles: true }));
-      choice.focus();
+      var index = fieldsets.indexOf(current);
+      var step = key === "arrowup" ? -1 : 1;
+      if (index < 0) { index = step > 0 ? -1 : fieldsets.length; }
+      highlight(fieldsets[Math.max(0, Math.min(fieldsets.length - 1, index + step))]);
+      return;
     }
+    var group = kind === "scorecard" ? current : form;
+    var input = inputFor(group, key);
+    if (!input) {
+      if (kind === "scorecard" && current && key.length === 1 && /[0-9a-z]/.test(key)) {
+        status.textContent = form.dataset.noKeyText || "";
+        status.className = "status warning";
+      }
+      return;
+    }
+    event.preventDefault();
+    if (status.className === "status warning" && status.textContent === form.dataset.noKeyText) {
+      status.textContent = "";
+      status.className = "status";
+    }
+    if (input.disabled) {
+      // Only the first key is kept: a second one while the question still waits may have
+      // been meant for the next question, and is dropped rather than guessed at.
+      if (kind === "scorecard" && !pendingKey) { pendingKey = { fieldset: current, input: input }; }
+      return;
+    }
+    choose(input);
   });
 
   function payload() {
@@ -126,15 +259,9 @@
     }).length || (kind === "pair" && !checked("winner"));
   }
 
-  var csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
   var sending = false;
   function send(body, attempt) {
-    fetch(form.dataset.submitUrl, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrf },
-      body: JSON.stringify(body)
-    }).then(function (response) {
+    postJson(form.dataset.submitUrl, body).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (data) {
         if (response.ok) {
           window.sessionStorage.removeItem(taskKey);
@@ -171,6 +298,9 @@
     sending = true;
     submitButton.disabled = true;
     status.textContent = "";
-    send(payload(), 0);
+    // After the early answers have arrived: the scorecard is judged against them.
+    early.then(function (ok) {
+      if (ok) { send(payload(), 0); } else { sending = false; submitButton.disabled = false; }
+    });
   });
 })();

@@ -41,6 +41,7 @@ RESEARCHER_OPERATIONS = {
 }
 RATER_OPERATIONS = {
     ("/api/v1/rater/{slug}/scorecards", "post"),
+    ("/api/v1/rater/{slug}/scorecards/early", "post"),
     ("/api/v1/rater/{slug}/pairs", "post"),
     ("/api/v1/rater/{slug}/turing", "post"),
     ("/api/v1/rater/{slug}/explanations", "post"),

@@ -16,7 +16,6 @@ from apps.judgments.models import PairJudgment, ScoreResponse
 from apps.judgments.submission import (
     AnswerIn,
     pair_judgment_submit,
-    score_response_submit,
     turing_judgment_submit,
 )
 from apps.raters.models import Rater, RaterSession
@@ -24,6 +23,7 @@ from apps.raters.services import rater_session_check_open
 from apps.studies.models import Item, Study
 from tests.assignments.helpers import enroll
 from tests.factories import AssignmentFactory, ItemFactory, StudyFactory
+from tests.scorecards import submit_scorecard
 
 pytestmark = pytest.mark.django_db
 
@@ -51,7 +51,7 @@ def _items(study: Study, n: int, *, prefix: str = "j", **fields: object) -> list
 def _answer(rater: Rater, assignment: Assignment, *, funniness: int = 5) -> None:
     key = uuid.uuid4().hex
     if assignment.kind == Assignment.Kind.SCORECARD:
-        score_response_submit(
+        submit_scorecard(
             rater=rater,
             assignment_id=assignment.pk,
             idempotency_key=key,

@@ -22,6 +22,7 @@ from apps.raters.models import BackgroundGroup, Rater, RaterSession
 from apps.raters.services import Enrollment, StudyFull, rater_enroll
 from apps.studies.models import Item
 from tests.factories import ItemFactory, StudyFactory
+from tests.scorecards import send_early_answers, submit_scorecard
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -175,7 +176,7 @@ def test_raters_asking_at_once_never_push_an_item_past_its_scorecard_target(
             assignment = assignment_next(rater=rater, session=session)
             if assignment is None:
                 break
-            score_response_submit(
+            submit_scorecard(
                 rater=rater,
                 assignment_id=assignment.pk,
                 idempotency_key=uuid.uuid4().hex,
@@ -211,7 +212,7 @@ def test_raters_asking_at_once_never_push_an_item_past_its_scorecard_target(
         while (
             task := assignment_next(rater=enrollment.rater, session=enrollment.session)
         ) is not None:
-            score_response_submit(
+            submit_scorecard(
                 rater=enrollment.rater,
                 assignment_id=task.pk,
                 idempotency_key=uuid.uuid4().hex,
@@ -260,6 +261,9 @@ def test_an_answer_and_its_retry_arriving_at_once_store_one_judgment(
     task = assignment_next(rater=enrollment.rater, session=enrollment.session)
     assert task is not None
     key = uuid.uuid4().hex
+    send_early_answers(
+        rater=enrollment.rater, assignment_id=task.pk, answers=ANSWERS, active_ms=500
+    )
 
     def submit(_: int) -> tuple[int, bool]:
         result = score_response_submit(

@@ -70,6 +70,7 @@ JOKE_EXPLAINED = "I told my cat a joke about a laser pointer. She didn't get it,
 EXPLANATION = "The cat 'chases' the joke the way cats chase the red dot."
 JOKE_PLAIN = "My cat walked across the keyboard and fixed three bugs. Now she wants equity."
 JOKE_TURING = "The dog ate my homework, then filed a bug report about the taste."
+JOKE_THIRD = "My cat reviews my code by sitting on it. Approved, apparently."
 
 
 def _make_study(**overrides) -> Study:  # type: ignore[no-untyped-def]
@@ -167,7 +168,8 @@ def _scorecard_with_mouse(page: Page, lang: str) -> None:
 
 def _explanation(page: Page, lang: str) -> None:
     form = _expect_task(page, "explanation")
-    expect(page).to_have_url(re.compile(r"/explain/\d+/$"))
+    # The reveal is on the task page itself: the route is the same after every scorecard.
+    expect(page).to_have_url(re.compile(r"/task/$"))
     expect(form.locator("h1")).to_have_text(TEXT[lang]["explanation_heading"])
     expect(form.locator(".joke")).to_have_text(JOKE_EXPLAINED)
     expect(form.locator(".explanation")).to_contain_text(EXPLANATION)
@@ -179,16 +181,20 @@ def _scorecard_with_keyboard(page: Page) -> None:
     _expect_task(page, "scorecard")
     expect(page.locator(".joke")).to_have_text(JOKE_PLAIN)
     funniness = page.locator("fieldset[data-question=funniness]")
-    # Digits fill the first open, unanswered question: surprise, coherence, then funniness.
+    # Digits answer the highlighted question, which moves on: surprise, coherence, funniness.
     page.keyboard.press("2")
     expect(page.locator("input[name=surprise][value='2']")).to_be_checked()
     expect(funniness).to_have_attribute("aria-disabled", "true")
     page.keyboard.press("3")
     expect(page.locator("input[name=coherence][value='3']")).to_be_checked()
+    # Funniness opens when the server has surprise and coherence.
     expect(funniness).to_have_attribute("aria-disabled", "false")
     page.keyboard.press("5")
     expect(page.locator("input[name=funniness][value='5']")).to_be_checked()
+    # A digit never answers the yes-or-no question; Y does.
     page.keyboard.press("1")
+    expect(page.locator("input[name=offensive]:checked")).to_have_count(0)
+    page.keyboard.press("y")
     expect(page.locator("input[name=offensive][value='1']")).to_be_checked()
 
 
@@ -242,6 +248,9 @@ def _journey(page: Page, lang: str) -> Study:
     _explanation(page, lang)
     _submit(page)
     _scorecard_with_keyboard(page)
+    # The pair's second joke: the explained one, whose explanation was revealed, never comes
+    # back to this rater.
+    ItemFactory(study=study, topic="cats", text=JOKE_THIRD)
     _next_kind(study, Assignment.Kind.PAIR)
     page.keyboard.press("Enter")
     _pair(page, lang)
@@ -293,7 +302,7 @@ def test_a_rater_goes_through_every_kind_of_task_to_the_completion_code(
     assert plain.explanation_match == ""
 
     pair = PairJudgment.objects.get(rater=rater)
-    assert {pair.left.text, pair.right.text} == {JOKE_EXPLAINED, JOKE_PLAIN}
+    assert {pair.left.text, pair.right.text} == {JOKE_PLAIN, JOKE_THIRD}
     assert pair.winner_id == pair.left_id
     turing = TuringJudgment.objects.get(rater=rater)
     assert (turing.item.text, turing.guess) == (JOKE_TURING, TuringJudgment.Guess.HUMAN)

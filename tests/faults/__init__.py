@@ -53,6 +53,15 @@ def next_task(client: Client, study: Study, rater: Rater) -> Assignment:
 
 
 def post_scorecard(client: Client, study: Study, assignment: Assignment, key: str) -> Any:
+    """As the page sends it: surprise and coherence first (unless they arrived already), then
+    the scorecard. The reply is the scorecard's."""
+    if not assignment.early_answers.exists():
+        early = {name: ANSWERS[name] for name in ("surprise", "coherence")}
+        client.post(
+            f"/api/v1/rater/{study.slug}/scorecards/early",
+            data=json.dumps({"assignment": assignment.pk, "active_ms": 4000, "answers": early}),
+            content_type="application/json",
+        )
     body = {"assignment": assignment.pk, "idempotency_key": key, "active_ms": 4000}
     body["answers"] = ANSWERS
     return client.post(

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import itertools
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from apps.core.errors import Conflict, DomainError, NotFound, SessionExpired
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
 from apps.judgments.submission import (
     AnswerIn,
+    early_answers_submit,
     explanation_match_submit,
     score_response_submit,
 )
@@ -99,6 +99,28 @@ def _scorecard(
     }
 
 
+EARLY = ("surprise", "coherence")
+
+
+def _post_scorecard(client: Client, study: Study, body: dict[str, Any], csrf: str = "") -> Any:
+    """As the page sends a scorecard: surprise and coherence first (the step that opens
+    funniness), then the whole scorecard."""
+    answers = body.get("answers") if isinstance(body, dict) else None
+    if isinstance(answers, dict) and all(name in answers for name in EARLY):
+        _post(
+            client,
+            study,
+            "scorecards/early",
+            {
+                "assignment": body.get("assignment"),
+                "active_ms": body.get("active_ms"),
+                "answers": {name: answers[name] for name in EARLY},
+            },
+            csrf,
+        )
+    return _post(client, study, "scorecards", body, csrf)
+
+
 def _next_task(client: Client, study: Study, rater: Rater) -> Assignment:
     assert client.get(f"/s/{study.slug}/task/").status_code == 200
     return Assignment.objects.get(rater=rater, status=Assignment.Status.PENDING)
@@ -124,7 +146,9 @@ def _answers(**changes: tuple[int, int] | None) -> dict[str, AnswerIn]:
     return answers
 
 
-def _submit(rater: Rater, assignment: Assignment, **kwargs: Any) -> Any:
+def _submit(rater: Rater, assignment: Assignment, early: bool = True, **kwargs: Any) -> Any:
+    """As the page does it: surprise and coherence first (unless `early` is off), then the
+    scorecard. With an explicit `now`, the first step arrives a millisecond before it."""
     values: dict[str, Any] = {
         "rater": rater,
         "assignment_id": assignment.pk,
@@ -133,6 +157,16 @@ def _submit(rater: Rater, assignment: Assignment, **kwargs: Any) -> Any:
         "active_ms": 4000,
     }
     values.update(kwargs)
+    answers = values["answers"]
+    if early and all(name in answers for name in EARLY):
+        now = values.get("now")
+        early_answers_submit(
+            rater=rater,
+            assignment_id=assignment.pk,
+            answers={name: answers[name] for name in EARLY},
+            active_ms=values["active_ms"],
+            now=now - timedelta(milliseconds=1) if now is not None else None,
+        )
     return score_response_submit(**values)
 
 
@@ -156,7 +190,7 @@ def test_funniness_before_coherence_is_rejected_by_the_service():
     rater, assignment = _enrolled(study)
     before = _stored()
     with pytest.raises(DomainError) as refused:
-        _submit(rater, assignment, answers=_answers(funniness=(5, 1500)))
+        _submit(rater, assignment, early=False, answers=_answers(funniness=(5, 1500)))
     assert refused.value.field == "answers.funniness"
     assert "coherence" in refused.value.message
     assert _stored() == before
@@ -247,7 +281,7 @@ def test_same_idempotency_key_twice_stores_one_judgment_and_replays_it():
     rater, assignment = _enrolled(study)
     first = _submit(rater, assignment)
     after_first = _stored()
-    again = _submit(rater, assignment)
+    again = _submit(rater, assignment, early=False)
     assert first.replayed is False
     assert again.replayed is True
     assert again.judgment_id == first.judgment_id
@@ -302,14 +336,29 @@ def test_answer_of_the_wrong_kind_is_rejected_by_the_service():
 # --- what is stored: services ------------------------------------------------------------------
 
 
-def test_each_answers_time_is_stored_in_the_order_given():
+def _handed_out(assignment: Assignment, seconds_ago: float) -> datetime:
+    """Date the task's hand-out back, as if the page had been on screen that long."""
+    handed_out = timezone.now() - timedelta(seconds=seconds_ago)
+    Assignment.objects.filter(pk=assignment.pk).update(created_at=handed_out)
+    assignment.refresh_from_db()
+    return handed_out
+
+
+def test_each_answers_time_is_placed_by_the_page_within_the_servers_bounds():
     study = _study()
     rater, assignment = _enrolled(study)
-    now = timezone.now()
-    answers = _answers(
-        surprise=(2, 500), coherence=(3, 2500), offensive=(0, 3000), funniness=(6, 4200)
+    handed_out = _handed_out(assignment, 60)
+    first_step = handed_out + timedelta(seconds=3)
+    now = handed_out + timedelta(seconds=6)
+    early_answers_submit(
+        rater=rater,
+        assignment_id=assignment.pk,
+        answers={"surprise": AnswerIn(2, 500), "coherence": AnswerIn(3, 2500)},
+        active_ms=3000,
+        now=first_step,
     )
-    result = _submit(rater, assignment, answers=answers, active_ms=5000, now=now)
+    answers = {"offensive": AnswerIn(0, 3000), "funniness": AnswerIn(6, 5000)}
+    result = _submit(rater, assignment, early=False, answers=answers, active_ms=6000, now=now)
     stored = {
         a.question.name: a
         for a in ScoreAnswer.objects.filter(response_id=result.judgment_id).select_related(
@@ -322,10 +371,19 @@ def test_each_answers_time_is_stored_in_the_order_given():
         "offensive": 0,
         "funniness": 6,
     }
-    for name, answer in answers.items():
-        assert stored[name].answered_at == now - timedelta(milliseconds=5000 - answer.at_ms)
-    by_time = sorted(stored, key=lambda name: stored[name].answered_at)
-    assert by_time == ["surprise", "coherence", "offensive", "funniness"]
+    ms = timedelta(milliseconds=1)
+    assert {name: a.answered_at - handed_out for name, a in stored.items()} == {
+        "surprise": 500 * ms,
+        "coherence": 2500 * ms,
+        "offensive": 3000 * ms,
+        "funniness": 5000 * ms,
+    }
+    assert {name: a.received_at for name, a in stored.items()} == {
+        "surprise": first_step,
+        "coherence": first_step,
+        "offensive": now,
+        "funniness": now,
+    }
 
 
 def test_seconds_into_session_and_active_seconds_are_stored():
@@ -349,7 +407,6 @@ def test_explanation_verdict_is_stored_once_by_the_service():
     study.items.update(explanation="A pun on 'byte'.")
     rater, assignment = _enrolled(study)
     result = _submit(rater, assignment)
-    assert result.reveal_explanation is True
     stored = explanation_match_submit(rater=rater, response_id=result.judgment_id, verdict="no")
     answered_at = stored.explanation_answered_at
     assert stored.explanation_match == "no"
@@ -366,7 +423,7 @@ def test_explanation_verdict_is_stored_once_by_the_service():
 def test_scorecard_through_the_endpoint_is_stored_and_points_to_the_next_task():
     study = _study()
     client, rater, assignment = _browser(study)
-    response = _post(client, study, "scorecards", _scorecard(assignment))
+    response = _post_scorecard(client, study, _scorecard(assignment))
     assert response.status_code == 201
     assert response.json() == {
         "kind": "scorecard",
@@ -387,7 +444,7 @@ def test_funniness_without_surprise_and_coherence_is_rejected():
     client, _, assignment = _browser(study)
     before = _stored()
     answers = {k: v for k, v in ANSWERS.items() if k not in ("surprise", "coherence")}
-    response = _post(client, study, "scorecards", _scorecard(assignment, answers))
+    response = _post_scorecard(client, study, _scorecard(assignment, answers))
     assert response.status_code == 400
     assert "funniness" in response.json()["message"]
     assert _stored() == before
@@ -412,7 +469,7 @@ def test_out_of_range_value_is_rejected_naming_the_field(name, value):
     client, _, assignment = _browser(study)
     before = _stored()
     answers = {**ANSWERS, name: {"value": value, "at_ms": ANSWERS[name]["at_ms"]}}
-    response = _post(client, study, "scorecards", _scorecard(assignment, answers))
+    response = _post_scorecard(client, study, _scorecard(assignment, answers))
     assert response.status_code == 400
     body = response.json()
     assert name in body["field"]
@@ -425,7 +482,7 @@ def test_unknown_question_is_rejected():
     client, _, assignment = _browser(study)
     before = _stored()
     answers = {**ANSWERS, "laughs": {"value": 1, "at_ms": 100}}
-    response = _post(client, study, "scorecards", _scorecard(assignment, answers))
+    response = _post_scorecard(client, study, _scorecard(assignment, answers))
     assert response.status_code == 400
     assert response.json()["field"] == "answers.laughs"
     assert _stored() == before
@@ -436,7 +493,7 @@ def test_missing_required_answer_is_rejected():
     client, _, assignment = _browser(study)
     before = _stored()
     answers = {k: v for k, v in ANSWERS.items() if k != "offensive"}
-    response = _post(client, study, "scorecards", _scorecard(assignment, answers))
+    response = _post_scorecard(client, study, _scorecard(assignment, answers))
     assert response.status_code == 400
     assert "offensive" in response.json()["message"]
     assert _stored() == before
@@ -449,7 +506,7 @@ def test_missing_required_field_of_the_body_is_rejected(missing):
     before = _stored()
     body = _scorecard(assignment)
     del body[missing]
-    response = _post(client, study, "scorecards", body)
+    response = _post_scorecard(client, study, body)
     assert response.status_code == 400
     assert response.json()["field"] == missing
     assert _stored() == before
@@ -458,13 +515,13 @@ def test_missing_required_field_of_the_body_is_rejected(missing):
 def test_answer_after_the_deadline_is_410_and_earlier_answers_are_kept():
     study = _study()
     client, rater, first = _browser(study)
-    assert _post(client, study, "scorecards", _scorecard(first)).status_code == 201
+    assert _post_scorecard(client, study, _scorecard(first)).status_code == 201
     second = _next_task(client, study, rater)
     now = timezone.now()
     RaterSession.objects.filter(rater=rater).update(
         started_at=now - timedelta(minutes=31), deadline=now - timedelta(minutes=1)
     )
-    response = _post(client, study, "scorecards", _scorecard(second, key="key-0002-bbbb"))
+    response = _post_scorecard(client, study, _scorecard(second, key="key-0002-bbbb"))
     assert response.status_code == 410
     assert response.json()["code"] == "session_timed_out"
     session = RaterSession.objects.get(rater=rater)
@@ -493,7 +550,7 @@ def test_missing_assignment_is_404_like_someone_elses():
     client, _, assignment = _browser(study)
     before = _stored()
     body = {**_scorecard(assignment), "assignment": assignment.pk + 1000}
-    response = _post(client, study, "scorecards", body)
+    response = _post_scorecard(client, study, body)
     assert response.status_code == 404
     assert _stored() == before
 
@@ -533,9 +590,9 @@ def test_answer_to_an_unknown_study_is_404():
 def test_same_idempotency_key_twice_gives_one_judgment_and_a_replay():
     study = _study()
     client, _, assignment = _browser(study)
-    first = _post(client, study, "scorecards", _scorecard(assignment))
+    first = _post_scorecard(client, study, _scorecard(assignment))
     after_first = _stored()
-    again = _post(client, study, "scorecards", _scorecard(assignment))
+    again = _post_scorecard(client, study, _scorecard(assignment))
     assert first.status_code == 201
     assert again.status_code == 200
     assert again.json()["replayed"] is True
@@ -548,10 +605,10 @@ def test_same_idempotency_key_twice_gives_one_judgment_and_a_replay():
 def test_same_idempotency_key_from_another_rater_is_409():
     study = _study()
     client, _, assignment = _browser(study)
-    assert _post(client, study, "scorecards", _scorecard(assignment)).status_code == 201
+    assert _post_scorecard(client, study, _scorecard(assignment)).status_code == 201
     other, _, theirs = _browser(study)
     before = _stored()
-    response = _post(other, study, "scorecards", _scorecard(theirs))
+    response = _post_scorecard(other, study, _scorecard(theirs))
     assert response.status_code == 409
     assert response.json()["field"] == "idempotency_key"
     assert _stored() == before
@@ -560,9 +617,9 @@ def test_same_idempotency_key_from_another_rater_is_409():
 def test_answering_an_already_answered_task_with_a_new_key_is_409():
     study = _study()
     client, _, assignment = _browser(study)
-    assert _post(client, study, "scorecards", _scorecard(assignment)).status_code == 201
+    assert _post_scorecard(client, study, _scorecard(assignment)).status_code == 201
     before = _stored()
-    response = _post(client, study, "scorecards", _scorecard(assignment, key="key-0002-bbbb"))
+    response = _post_scorecard(client, study, _scorecard(assignment, key="key-0002-bbbb"))
     assert response.status_code == 409
     assert _stored() == before
 
@@ -605,7 +662,7 @@ def test_malformed_body_is_400_never_500(body):
     client, _, _ = _browser(study)
     client.raise_request_exception = False
     before = _stored()
-    response = _post(client, study, "scorecards", body)
+    response = _post_scorecard(client, study, body)
     assert response.status_code == 400
     assert "message" in response.json()
     assert _stored() == before
@@ -616,30 +673,31 @@ def test_malformed_idempotency_key_is_rejected(key):
     study = _study()
     client, _, assignment = _browser(study)
     before = _stored()
-    response = _post(client, study, "scorecards", _scorecard(assignment, key=key))
+    response = _post_scorecard(client, study, _scorecard(assignment, key=key))
     assert response.status_code == 400
     assert response.json()["field"] == "idempotency_key"
     assert _stored() == before
 
 
-def test_answer_times_are_stored_in_the_order_the_page_reports():
+def test_answer_times_are_stored_in_the_order_the_page_reports_within_the_servers_bounds():
     study = _study()
     client, _, assignment = _browser(study)
+    handed_out = _handed_out(assignment, 10)
     answers = {
         "coherence": {"value": 4, "at_ms": 800},
         "surprise": {"value": 3, "at_ms": 1200},
         "offensive": {"value": 1, "at_ms": 1300},
         "funniness": {"value": 5, "at_ms": 2900},
     }
-    assert _post(client, study, "scorecards", _scorecard(assignment, answers)).status_code == 201
-    stored = ScoreAnswer.objects.select_related("question").order_by("answered_at")
+    assert _post_scorecard(client, study, _scorecard(assignment, answers)).status_code == 201
+    stored = list(ScoreAnswer.objects.select_related("question").order_by("answered_at"))
     assert [a.question.name for a in stored] == ["coherence", "surprise", "offensive", "funniness"]
-    gaps = [(b.answered_at - a.answered_at) for a, b in itertools.pairwise(stored)]
-    assert gaps == [
-        timedelta(milliseconds=400),
-        timedelta(milliseconds=100),
-        timedelta(seconds=1.6),
-    ]
+    response = ScoreResponse.objects.get()
+    for answer in stored:
+        assert handed_out <= answer.answered_at <= answer.received_at <= response.submitted_at
+    early = {a.question.name: a.received_at for a in stored if a.question.name in EARLY}
+    funniness = stored[-1]
+    assert funniness.answered_at > max(early.values())
 
 
 def test_seconds_into_session_and_active_seconds_are_stored_from_the_endpoint():
@@ -649,7 +707,8 @@ def test_seconds_into_session_and_active_seconds_are_stored_from_the_endpoint():
     RaterSession.objects.filter(rater=rater).update(
         started_at=started, deadline=started + timedelta(minutes=30)
     )
-    response = _post(client, study, "scorecards", _scorecard(assignment, active_ms=3750))
+    _handed_out(assignment, 60)
+    response = _post_scorecard(client, study, _scorecard(assignment, active_ms=3750))
     assert response.status_code == 201
     stored = ScoreResponse.objects.get()
     assert stored.active_seconds == pytest.approx(3.75)
@@ -702,21 +761,25 @@ def test_pair_and_turing_answers_through_their_endpoints_are_stored_as_shown():
     assert TuringJudgment.objects.get().guess == "ai"
 
 
-def test_after_a_scorecard_on_an_item_with_an_explanation_next_is_the_explanation_page():
+def test_after_a_scorecard_on_an_item_with_an_explanation_the_task_page_reveals_it():
     study = _study()
     study.items.update(explanation="It puns on 'byte' and 'bite'.")
     client, _, assignment = _browser(study)
-    response = _post(client, study, "scorecards", _scorecard(assignment))
+    task_url = f"/s/{study.slug}/task/"
+    response = _post_scorecard(client, study, _scorecard(assignment))
     scorecard = ScoreResponse.objects.get()
-    explain_url = f"/s/{study.slug}/explain/{scorecard.pk}/"
-    assert response.json()["next"] == explain_url
-    page = client.get(explain_url)
+    # The same answer as for an item without one: the reveal is on the task page itself.
+    assert response.json() == {"kind": "scorecard", "replayed": False, "next": task_url}
+    page = client.get(task_url)
     assert page.status_code == 200
     assert "It puns on" in page.content.decode()
+    assert f'data-response="{scorecard.pk}"' in page.content.decode()
+    # Until it is judged, the task page shows it again (a reload does not skip it).
+    assert "It puns on" in client.get(task_url).content.decode()
 
     answered = _post(client, study, "explanations", {"response": scorecard.pk, "verdict": "yes"})
     assert answered.status_code == 200
-    assert answered.json()["next"] == f"/s/{study.slug}/task/"
+    assert answered.json()["next"] == task_url
     scorecard.refresh_from_db()
     assert scorecard.explanation_match == "yes"
     answered_at = scorecard.explanation_answered_at
@@ -730,28 +793,30 @@ def test_after_a_scorecard_on_an_item_with_an_explanation_next_is_the_explanatio
     assert _stored() == before
     scorecard.refresh_from_db()
     assert (scorecard.explanation_match, scorecard.explanation_answered_at) == ("yes", answered_at)
-    # Judged: the page moves on instead of asking again.
-    assert client.get(explain_url)["Location"] == f"/s/{study.slug}/task/"
+    # Judged: the task page moves on to a new task instead of asking again.
+    next_page = client.get(task_url).content.decode()
+    assert 'data-task="scorecard"' in next_page
+    assert "It puns on" not in next_page  # an explanation is only ever shown after scoring
 
 
 def test_explanation_of_someone_elses_scorecard_is_404():
     study = _study()
     study.items.update(explanation="It puns on 'byte' and 'bite'.")
     client, _, assignment = _browser(study)
-    assert _post(client, study, "scorecards", _scorecard(assignment)).status_code == 201
+    assert _post_scorecard(client, study, _scorecard(assignment)).status_code == 201
     scorecard = ScoreResponse.objects.get()
     intruder, _, _ = _browser(study)
     before = _stored()
     body = {"response": scorecard.pk, "verdict": "no"}
     assert _post(intruder, study, "explanations", body).status_code == 404
-    assert intruder.get(f"/s/{study.slug}/explain/{scorecard.pk}/").status_code == 404
+    assert 'data-task="explanation"' not in intruder.get(f"/s/{study.slug}/task/").content.decode()
     assert _stored() == before
 
 
 def test_item_without_an_explanation_has_no_explanation_to_judge():
     study = _study()
     client, _, assignment = _browser(study)
-    response = _post(client, study, "scorecards", _scorecard(assignment))
+    response = _post_scorecard(client, study, _scorecard(assignment))
     assert response.json()["next"] == f"/s/{study.slug}/task/"
     scorecard = ScoreResponse.objects.get()
     before = _stored()
@@ -777,15 +842,15 @@ def test_answer_without_the_csrf_token_is_403_and_with_it_is_stored():
     assignment = _next_task(client, study, rater)
 
     before = _stored()
-    refused = _post(client, study, "scorecards", _scorecard(assignment))
+    refused = _post_scorecard(client, study, _scorecard(assignment))
     assert refused.status_code == 403
     assert "CSRF" in refused.json()["message"]
     assert _stored() == before
-    forged = _post(client, study, "scorecards", _scorecard(assignment), csrf="x" * 32)
+    forged = _post_scorecard(client, study, _scorecard(assignment), csrf="x" * 32)
     assert forged.status_code == 403
     assert _stored() == before
 
     token = client.cookies["csrftoken"].value
-    accepted = _post(client, study, "scorecards", _scorecard(assignment), csrf=token)
+    accepted = _post_scorecard(client, study, _scorecard(assignment), csrf=token)
     assert accepted.status_code == 201
     assert ScoreResponse.objects.get().assignment_id == assignment.pk

@@ -141,8 +141,8 @@ def test_group_without_quota_takes_any_number_of_raters():
 
 def test_returning_participant_gets_the_same_rater_and_session_and_takes_no_second_place():
     study = StudyFactory()
-    first = _enroll(study, external_id="PID123")
-    again = _enroll(study, external_id="PID123")
+    first = _enroll(study, external_id="PID123", prolific_session_id="SE1")
+    again = _enroll(study, external_id="PID123", prolific_session_id="SE1")
     assert again.resumed is True
     assert again.rater.pk == first.rater.pk
     assert again.session.pk == first.session.pk
@@ -154,8 +154,8 @@ def test_returning_participant_gets_the_same_rater_and_session_and_takes_no_seco
 def test_returning_participant_gets_their_session_back_even_when_their_group_has_filled():
     study = StudyFactory()
     BackgroundGroup.objects.filter(study=study, code="technical").update(quota=1)
-    first = _enroll(study, external_id="PID123")
-    again = _enroll(study, external_id="PID123")
+    first = _enroll(study, external_id="PID123", prolific_session_id="SE1")
+    again = _enroll(study, external_id="PID123", prolific_session_id="SE1")
     assert again.session.pk == first.session.pk
     assert _group(study).filled == 1
 
@@ -322,10 +322,11 @@ def test_malformed_prolific_parameters_are_ignored():
 def test_returning_prolific_participant_in_a_new_browser_resumes_without_a_second_place():
     study = StudyFactory()
     first = Client()
-    first.get(f"/s/{study.slug}/", {"PROLIFIC_PID": "5f3a9c"})
+    prolific = {"PROLIFIC_PID": "5f3a9c", "SESSION_ID": "se-77"}
+    first.get(f"/s/{study.slug}/", prolific)
     first.post(f"/s/{study.slug}/", FORM)
     before = _stored()
-    response = Client().get(f"/s/{study.slug}/", {"PROLIFIC_PID": "5f3a9c"})
+    response = Client().get(f"/s/{study.slug}/", prolific)
     assert response.status_code == 302
     assert response["Location"] == f"/s/{study.slug}/task/"
     assert _stored() == before
