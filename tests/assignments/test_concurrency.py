@@ -19,7 +19,7 @@ from apps.core.errors import Busy
 from apps.judgments.models import ScoreResponse
 from apps.judgments.submission import AnswerIn, score_response_submit
 from apps.raters.models import BackgroundGroup, Rater, RaterSession
-from apps.raters.services import Enrollment, StudyFull, rater_enroll
+from apps.raters.services import Enrollment, ParticipantInUse, StudyFull, rater_enroll
 from apps.studies.models import Item
 from tests.factories import ItemFactory, StudyFactory
 from tests.scorecards import send_early_answers, submit_scorecard
@@ -127,6 +127,7 @@ def test_the_same_participant_enrolling_in_two_tabs_at_once_gets_one_place(
             age_band="25-34",
             consent=True,
             external_id="PID-twice",
+            prolific_session_id="SE-twice",
         )
         return enrollment.session.pk
 
@@ -135,6 +136,33 @@ def test_the_same_participant_enrolling_in_two_tabs_at_once_gets_one_place(
     assert len(set(results)) == 1
     assert Rater.objects.filter(study=study).count() == 1
     # The losers' places were given back with their rolled-back transactions.
+    assert BackgroundGroup.objects.get(study=study).filled == 1
+
+
+def test_the_same_pid_without_a_session_id_enrolling_at_once_gets_one_place_and_in_use(
+    postgres_only, builtin_rubrics
+):
+    """Without Prolific's SESSION_ID nothing proves two requests are the same person: one
+    enrols, the others are told the ID is in use (and give their places back)."""
+    study = StudyFactory(backgrounds=[("technical", {"en": "Technical"})])
+
+    def enroll(_: int) -> str:
+        try:
+            rater_enroll(
+                study=study,
+                background="technical",
+                age_band="25-34",
+                consent=True,
+                external_id="PID-bare",
+            )
+        except ParticipantInUse:
+            return "in_use"
+        return "enrolled"
+
+    results, errors = _in_threads(8, enroll)
+    assert errors == []
+    assert Counter(results) == {"enrolled": 1, "in_use": 7}
+    assert Rater.objects.filter(study=study).count() == 1
     assert BackgroundGroup.objects.get(study=study).filled == 1
 
 
