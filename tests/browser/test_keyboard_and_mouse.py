@@ -137,7 +137,9 @@ def _scorecard_by_mouse(page: Page, values: dict[str, int]) -> None:
 def test_a_whole_session_stores_exactly_the_answers_meant(
     new_context, screenshots, live_server, builtin_rubrics: None, lang: str, mode: str
 ) -> None:
-    study = StudyFactory(task_mix={"scorecard": 1}, tasks_per_session=4, attention_check_rate=0)
+    study = StudyFactory(
+        task_mix={"scorecard": 1}, tasks_per_session=4, attention_check_rate=0, languages=["en"]
+    )
     explained = ItemFactory(
         study=study, topic="cats", text=EXPLAINED, explanation="Cats chase dots."
     )

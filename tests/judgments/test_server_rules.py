@@ -26,7 +26,7 @@ from tests.factories import ItemFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
 
-FORM = {"background": "technical", "age_band": "25-34", "consent": "on"}
+FORM = {"background": "technical", "age_band": "25-34", "consent": "on", "languages": ["en", "zh"]}
 SIX_HOURS_MS = 6 * 60 * 60 * 1000
 
 

@@ -19,7 +19,7 @@ from tests.factories import ItemFactory, StudyFactory
 
 pytestmark = pytest.mark.django_db
 
-FORM = {"background": "technical", "age_band": "25-34", "consent": "on"}
+FORM = {"background": "technical", "age_band": "25-34", "consent": "on", "languages": ["en", "zh"]}
 PID = "5f0c1e2d3b4a"
 SESSION_ID = "se_0099"
 
