@@ -49,11 +49,11 @@ def _item_view(item: Item) -> dict[str, Any]:
 def _point_key(question: Question, value: int) -> str:
     """The key that chooses this point (the page shows it and rater.js reads it, so what is
     shown is what works): Y and N on a yes/no question, the point's own digit on a scale (0
-    for 10 on a 1-10 scale). Two points never share a key, and no key reaches another
+    for 10 on a 1-10 scale; other points, such as negative ones, are chosen by pointer only). Two points never share a key, and no key reaches another
     question: keys answer only the highlighted one."""
     if question.kind == Question.Kind.BINARY and value in (0, 1):
         return "y" if value == 1 else "n"
-    if value <= 9:
+    if 0 <= value <= 9:
         return str(value)
     return "0" if value == 10 and question.min_value >= 1 else ""
 

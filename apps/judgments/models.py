@@ -145,7 +145,8 @@ class EarlyAnswer(models.Model):
                 fields=["assignment", "question"], name="one_early_answer_per_question"
             ),
             models.CheckConstraint(
-                condition=Q(value__gte=0) & Q(value__lte=10), name="early_answer_within_0_10"
+                condition=Q(value__gte=-1000) & Q(value__lte=1000),
+                name="early_answer_value_within_bounds",
             ),
             models.CheckConstraint(
                 condition=Q(answered_at__lte=F("received_at")),

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("assignments", "0001_initial"),
-        ("judgments", "0003_remove_pairjudgment_judgments_p_study_i_7549fb_idx_and_more"),
+        ("judgments", "0004_judgment_meta_any_integer_answer"),
         ("studies", "0007_study_exclude_items_not_evidence_and_more"),
     ]
 
@@ -52,8 +52,8 @@ class Migration(migrations.Migration):
                         fields=("assignment", "question"), name="one_early_answer_per_question"
                     ),
                     models.CheckConstraint(
-                        condition=models.Q(("value__gte", 0), ("value__lte", 10)),
-                        name="early_answer_within_0_10",
+                        condition=models.Q(("value__gte", -1000), ("value__lte", 1000)),
+                        name="early_answer_value_within_bounds",
                     ),
                     models.CheckConstraint(
                         condition=models.Q(("answered_at__lte", models.F("received_at"))),
