@@ -339,7 +339,8 @@ LLM_JUDGE_TIMEOUT_SECONDS = env_float("LLM_JUDGE_TIMEOUT_SECONDS", 30.0, minimum
 # Generation (apps.generation). API keys per endpoint URL, as a JSON object
 # {"https://api.example.com/v1": "sk-..."}: a key is sent only to the URL it is listed for.
 GENERATION_API_KEYS = _json_object("GENERATION_API_KEYS")
-# The local causal language model directory the worker runs ("" = no local generator).
+# The local generator: "" = the text models' causal language model (TEXT_MODEL_DIR's Gemma 3
+# 270M unless SURPRISE_MODEL_PATH names another), a path = that transformers folder, "off" = none.
 GENERATION_LOCAL_MODEL_PATH = env_str("GENERATION_LOCAL_MODEL_PATH", "")
 # Backoff before retrying a 429, a 5xx or a timeout: base * 2^attempt seconds, capped.
 GENERATION_BACKOFF_SECONDS = env_float("GENERATION_BACKOFF_SECONDS", 1.0, minimum=0.0)

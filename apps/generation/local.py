@@ -1,8 +1,9 @@
 """The local generator: a causal language model run in the worker process.
 
 It answers the same chat messages as an endpoint (the `chat.Generator` interface). The model
-directory comes from the server's settings only (GENERATION_LOCAL_MODEL_PATH), never from a
-page or a run, and is loaded once per process from local files. A tokenizer with a chat template
+comes from the server's settings only, never from a page or a run: the text models' causal LM
+(apps.textmodels, shared with screening), or the folder GENERATION_LOCAL_MODEL_PATH names,
+loaded once per process from local files. A tokenizer with a chat template
 formats the messages with it; one without (a plain causal LM) gets "role: text" lines and an
 "assistant:" cue. Sampling uses the run's temperature and top_p, and the seed through a
 dedicated torch generator, so the same seed gives the same tokens on the same machine.
@@ -14,6 +15,7 @@ import functools
 import inspect
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,13 +47,19 @@ class LocalModel:
     model_path: str
     threads: int = 1
     name: str = ""
+    # Gives (tokenizer, model) already loaded elsewhere (the text models' shared causal LM);
+    # None loads `model_path`.
+    loader: Callable[[], tuple[Any, Any]] | None = None
 
     def complete(self, messages: list[dict[str, str]], sampling: Sampling) -> Reply:
         import torch
 
         started = time.monotonic()
         try:
-            tokenizer, model = load_local_model(self.model_path, self.threads)
+            if self.loader is not None:
+                tokenizer, model = self.loader()
+            else:
+                tokenizer, model = load_local_model(self.model_path, self.threads)
         except (OSError, ValueError) as exc:
             raise CallFailed(f"the local model cannot be loaded: {exc}", retryable=False) from None
         if getattr(tokenizer, "chat_template", None):

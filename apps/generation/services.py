@@ -48,6 +48,7 @@ from apps.generation.prompts import PROMPT_JSON_COLUMNS, PromptRow, parse_prompt
 from apps.screening.llm_judge import chat_completions_url
 from apps.studies.models import Item, Study
 from apps.studies.services import study_items_import_records
+from apps.textmodels.registry import ModelUnavailable, causal_lm, causal_lm_info
 
 logger = logging.getLogger(__name__)
 
@@ -247,8 +248,37 @@ def _number(value: Any, *, field: str, low: float, high: float, integer: bool) -
     return int(value) if integer else float(value)
 
 
-def local_model_path() -> str:
-    return str(settings.GENERATION_LOCAL_MODEL_PATH or "").strip()
+OFF = frozenset({"off", "none"})
+
+
+@dataclass(frozen=True)
+class LocalSource:
+    """Which local model a 'local' endpoint runs: GENERATION_LOCAL_MODEL_PATH when it names a
+    folder, else the text models' causal language model (apps.textmodels: the packaged
+    Gemma 3 270M by default), shared with screening in each worker process."""
+
+    name: str
+    path: str
+    unavailable: str
+
+
+def local_source() -> LocalSource:
+    configured = str(settings.GENERATION_LOCAL_MODEL_PATH or "").strip()
+    if configured.lower() in OFF:
+        return LocalSource("none", "", "no local model (GENERATION_LOCAL_MODEL_PATH=off)")
+    if configured:
+        missing = "" if Path(configured).is_dir() else f"no model folder at {configured}"
+        return LocalSource(configured, configured, missing)
+    info = causal_lm_info()
+    return LocalSource(info.label, "", info.unavailable)
+
+
+def _shared_causal_lm() -> tuple[Any, Any]:
+    try:
+        lm = causal_lm()
+    except ModelUnavailable as exc:
+        raise OSError(str(exc)) from None
+    return lm.tokenizer, lm.model
 
 
 @transaction.atomic
@@ -407,10 +437,11 @@ def generation_run_start(
     if len(api_key) > 500 or any(ord(c) < 32 for c in api_key):
         raise DomainError("the API key is not a valid key", field="api_key")
     for endpoint in endpoints:
-        if endpoint.kind == ModelEndpoint.Kind.LOCAL and not local_model_path():
+        source = local_source()
+        if endpoint.kind == ModelEndpoint.Kind.LOCAL and source.unavailable:
             raise DomainError(
-                f"{endpoint.name}: no local model is configured "
-                "(set GENERATION_LOCAL_MODEL_PATH on the server)",
+                f"{endpoint.name}: the local model cannot run: {source.unavailable} "
+                "(see GENERATION_LOCAL_MODEL_PATH)",
                 field="models",
             )
     prompts = list(
@@ -537,8 +568,12 @@ def output_claim(*, run_id: int, endpoint_id: int) -> Claim:
 
 def generator_for(endpoint: ModelEndpoint, run: GenerationRun) -> Generator:
     if endpoint.kind == ModelEndpoint.Kind.LOCAL:
+        source = local_source()
         return LocalModel(
-            model_path=local_model_path(), threads=settings.TORCH_THREADS, name=endpoint.name
+            model_path=source.path,
+            threads=settings.TORCH_THREADS,
+            name=source.name,
+            loader=None if source.path else _shared_causal_lm,
         )
     return ChatEndpoint(
         url=endpoint.url,
@@ -706,7 +741,9 @@ def _land_candidate(output: GenerationOutput) -> Item:
             "topic": prompt.topic,
             "endpoint": endpoint.name,
             "kind": endpoint.kind,
-            "model": endpoint.model if endpoint.kind == ModelEndpoint.Kind.CHAT else "local",
+            "model": endpoint.model
+            if endpoint.kind == ModelEndpoint.Kind.CHAT
+            else local_source().name,
             "sample": output.sample_index,
             "temperature": run.temperature,
             "top_p": run.top_p,

@@ -32,7 +32,7 @@ from apps.generation.services import (
     generation_run_cancel,
     generation_run_resume,
     generation_run_start,
-    local_model_path,
+    local_source,
     prompt_delete,
     prompt_save,
     prompt_set_examples_install,
@@ -80,7 +80,7 @@ def _overview(
         "upload_errors": upload_errors or [],
         "endpoint_form": endpoint_form or EndpointForm(),
         "run_form": run_form or RunForm(prompt_sets=prompt_sets, endpoints=endpoints),
-        "local_configured": bool(local_model_path()),
+        "local": local_source(),
         "coverage": selectors.topic_coverage(study=study),
     }
     return render(request, "generation/overview.html", context, status=status)

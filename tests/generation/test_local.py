@@ -95,3 +95,31 @@ def test_a_run_on_the_local_model_lands_candidates(
         assert output.item.stage in {Item.Stage.CANDIDATE, Item.Stage.HELD}
         assert output.item.generation["kind"] == "local"
         assert output.item.generation["seed"] == 3
+
+
+@pytest.mark.django_db
+def test_by_default_the_local_generator_is_the_text_models_causal_lm(
+    tiny_gpt2: Path, settings: Any, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    from apps.textmodels.registry import causal_lm_info
+
+    # No folder of its own: the generator runs the causal LM screening uses.
+    settings.GENERATION_LOCAL_MODEL_PATH = ""
+    settings.SURPRISE_MODEL_PATH = str(tiny_gpt2)
+    study = study_create(slug="shared", rubric_slug="humor")
+    prompts = make_set(study, single("p1", "cats"))
+    local = endpoint_save(study=study, values={"name": "shared-lm", "kind": "local"})
+    with django_capture_on_commit_callbacks(execute=True):
+        run = generation_run_start(
+            study=study,
+            prompt_set_ids=[prompts.pk],
+            endpoint_ids=[local.pk],
+            max_tokens=5,
+            seed=1,
+            explain=False,
+        )
+    output = run.outputs.select_related("item").get()
+    assert output.completion_tokens is not None
+    assert 1 <= output.completion_tokens <= 5
+    assert output.item is not None
+    assert output.item.generation["model"] == causal_lm_info().label

@@ -351,11 +351,15 @@ def test_another_studys_sets_and_models_are_not_found(study: Study, provider: Fa
 def test_a_local_model_needs_the_server_setting(study: Study, settings: Any) -> None:
     from apps.generation.services import endpoint_save
 
-    settings.GENERATION_LOCAL_MODEL_PATH = ""
     prompts = make_set(study, single("p1", "cats"))
     local = endpoint_save(study=study, values={"name": "local-lm", "kind": "local"})
-    with pytest.raises(DomainError, match="GENERATION_LOCAL_MODEL_PATH"):
+    settings.GENERATION_LOCAL_MODEL_PATH = "off"
+    with pytest.raises(DomainError, match="GENERATION_LOCAL_MODEL_PATH=off"):
         start(study, [prompts], [local])
+    settings.GENERATION_LOCAL_MODEL_PATH = "/nonexistent/model"
+    with pytest.raises(DomainError, match="no model folder at /nonexistent/model"):
+        start(study, [prompts], [local])
+    assert not GenerationRun.objects.exists()
 
 
 def test_an_output_whose_worker_died_is_taken_over_when_its_lease_ends(
