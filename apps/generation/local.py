@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +41,16 @@ def load_local_model(model_path: str, threads: int) -> tuple[Any, Any]:
 def plain_prompt(messages: list[dict[str, str]]) -> str:
     lines = [f"{m['role']}: {m['content']}" for m in messages]
     return "\n".join([*lines, "assistant:"])
+
+
+_NEXT_TURN = re.compile(r"\n\s*(user|assistant|system)\s*:", re.IGNORECASE)
+
+
+def cut_at_next_turn(text: str) -> tuple[str, bool]:
+    """A plain causal LM prompted with "role: text" lines goes on to write the next turns
+    itself; its answer ends where it starts one. (text, whether it was cut)."""
+    match = _NEXT_TURN.search(text)
+    return (text[: match.start()], True) if match else (text, False)
 
 
 @dataclass(frozen=True)
@@ -89,10 +100,14 @@ class LocalModel:
         except (RuntimeError, ValueError) as exc:
             raise CallFailed(f"the local model failed: {exc}", retryable=False) from None
         new = out[0, ids.shape[1] :].tolist()
-        stopped = eos is not None and new and new[-1] == eos
+        stopped = bool(eos is not None and new and new[-1] == eos)
         text_ids = new[:-1] if stopped else new
+        text = tokenizer.decode(text_ids, skip_special_tokens=True)
+        if not getattr(tokenizer, "chat_template", None):
+            text, cut = cut_at_next_turn(text)
+            stopped = stopped or cut
         return Reply(
-            text=tokenizer.decode(text_ids, skip_special_tokens=True).strip(),
+            text=text.strip(),
             finish_reason="stop" if stopped else "length",
             refusal="",
             prompt_tokens=int(ids.shape[1]),

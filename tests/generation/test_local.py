@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from apps.generation.chat import Sampling
-from apps.generation.local import LocalModel
+from apps.generation.local import LocalModel, cut_at_next_turn
 from apps.generation.models import GenerationOutput
 from apps.generation.services import endpoint_save, generation_run_start
 from apps.studies.models import Item
@@ -123,3 +123,15 @@ def test_by_default_the_local_generator_is_the_text_models_causal_lm(
     assert 1 <= output.completion_tokens <= 5
     assert output.item is not None
     assert output.item.generation["model"] == causal_lm_info().label
+
+
+def test_a_plain_models_answer_ends_where_it_starts_writing_the_next_turn() -> None:
+    assert cut_at_next_turn("A cat joke.\nuser: another one\nassistant: no") == (
+        "A cat joke.",
+        True,
+    )
+    assert cut_at_next_turn("Line one.\nLine two, no role.") == (
+        "Line one.\nLine two, no role.",
+        False,
+    )
+    assert cut_at_next_turn("笑话。\n User : 再来") == ("笑话。", True)
