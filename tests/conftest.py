@@ -64,3 +64,14 @@ def demo_study_committed(builtin_rubrics):  # type: ignore[no-untyped-def]
         study=study, data=(DEMO / "items.jsonl").read_bytes(), filename="items.jsonl"
     )
     return study, (DEMO / "judgments.jsonl").read_bytes()
+
+
+@pytest.fixture(autouse=True)
+def _language_reset():  # type: ignore[no-untyped-def]
+    """Each test starts in the default language: a request in Chinese (LocaleMiddleware) or a
+    command leaves its language active in the thread otherwise."""
+    from django.conf import settings
+    from django.utils import translation
+
+    yield
+    translation.activate(settings.LANGUAGE_CODE)

@@ -45,6 +45,41 @@ class StudySettingsForm(forms.ModelForm):
             "min_raters_per_item": _("Min raters per item"),
             "prolific_completion_code": _("Prolific completion code"),
             "prolific_screenout_code": _("Prolific screenout code"),
+            "screening_top_k": _("Candidates kept per model by screening (top K)"),
+            "exclusion_max_attention_failures": _("Attention-check failures allowed"),
+            "exclusion_speeder_seconds": _("Speeder threshold (seconds per task)"),
+            "exclusion_straight_line_tasks": _("Straight-line run (scorecards in a row)"),
+            "exclusion_position_min_pairs": _("Pairs before the position rule applies"),
+            "exclusion_rules_automatic": _("Apply exclusion rules automatically"),
+            "exclude_items_not_evidence": _(
+                "Leave items that are not evidence out of model comparisons"
+            ),
+        }
+        help_texts = {
+            "screening_top_k": _(
+                "A screening run promotes this many candidates per model, by FunnyScore, into "
+                "the human study."
+            ),
+            "exclusion_max_attention_failures": _(
+                "A rater who fails more attention checks than this is proposed for exclusion."
+            ),
+            "exclusion_speeder_seconds": _(
+                "A rater whose median time per task is below this is proposed as a speeder."
+            ),
+            "exclusion_straight_line_tasks": _(
+                "This many scorecards in a row with the same answers are proposed as "
+                "straight-lining."
+            ),
+            "exclusion_position_min_pairs": _(
+                "A rater who always picks the same side is proposed only after this many pairs."
+            ),
+            "exclusion_rules_automatic": _(
+                "Apply the proposals at once instead of waiting for a researcher to confirm them."
+            ),
+            "exclude_items_not_evidence": _(
+                "Culture-dependent and safety-intercepted items are left out of the model "
+                "comparison on the summary page and in the report."
+            ),
         }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

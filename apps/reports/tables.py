@@ -7,10 +7,12 @@ Missing numbers stay None (an empty cell), never 0.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from apps.analysis import labels
 from apps.analysis.exports import item_rows
 from apps.analysis.stats.report import GROUP_DIMENSIONS
 
@@ -300,8 +302,24 @@ def diagnostics_table(document: dict[str, Any]) -> Table:
 
 
 def warnings_table(document: dict[str, Any]) -> Table:
-    columns = ["code", "subject", "message", "value", "threshold"]
-    rows = [[warning.get(c) for c in columns] for warning in document.get("warnings") or []]
+    """One row per stored warning: its code, scope and parameters (JSON) for scripts, the
+    sentence in English (``message``) and in the reader's language (``text``)."""
+    columns = ["code", "scope", "subject", "params", "message", "text", "value", "threshold"]
+    rows = []
+    for warning in document.get("warnings") or []:
+        shown = labels.warning_export(warning)
+        rows.append(
+            [
+                shown["code"],
+                shown["scope"],
+                warning.get("subject"),
+                json.dumps(shown["params"], ensure_ascii=False, sort_keys=True),
+                shown["message"],
+                shown["text"],
+                warning.get("value"),
+                warning.get("threshold"),
+            ]
+        )
     return Table("warnings", columns, rows)
 
 

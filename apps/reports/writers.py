@@ -21,6 +21,7 @@ from typing import IO, Any
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 
+from apps.analysis import labels
 from apps.analysis.stats.inputs import Thresholds
 from apps.core.spreadsheet import SafeCsvWriter
 from apps.reports.tables import (
@@ -168,6 +169,8 @@ class ReportStudy:
 
 DASH = "—"
 LEADERBOARD_SIZE = 10
+# Items named in a list of the report; the rest are counted (the exports list them all).
+NAMED_ITEMS = 50
 SNIPPET_CHARS = 90
 
 
@@ -445,7 +448,10 @@ def _exclusions(document: dict[str, Any], primary: str | None) -> dict[str, Any]
         if before
         else [],
         "before_counts": before.get("counts") or {},
-        "not_evidence": evidence.get("left_out") or [],
+        # Named one by one up to NAMED_ITEMS; a study of thousands says how many more.
+        "not_evidence": (evidence.get("left_out") or [])[:NAMED_ITEMS],
+        "not_evidence_count": len(evidence.get("left_out") or []),
+        "not_evidence_more": max(0, len(evidence.get("left_out") or []) - NAMED_ITEMS),
         "not_evidence_effect": headline_comparison(evidence_groups, groups, primary)
         if evidence
         else [],
@@ -492,7 +498,9 @@ def report_context(
         "agreement": _agreement(document, questions),
         "turing": _turing(document),
         "diagnostics": _diagnostics(document),
-        "warnings": document.get("warnings") or [],
+        "warnings": labels.study_warnings(
+            document.get("warnings") or [], document.get("items") or []
+        ),
         "exclusions": _exclusions(document, primary),
         "provenance": [(key, fmt(value, 4)) for key, value in provenance.rows],
         "seeds": [

@@ -26,10 +26,15 @@ FloatArray = npt.NDArray[np.float64]
 
 
 class StudyWarning(TypedDict):
-    """A warning as stored with the results and shown on the dashboard."""
+    """A warning as stored with the results and shown on the dashboard.
+
+    ``code`` and ``params`` are what the pages and the report render in the reader's language;
+    ``message`` is the same sentence in English for scripts that read the JSON.
+    """
 
     code: str
     subject: str
+    params: dict[str, str | float | int]
     message: str
     value: float
     threshold: float
@@ -59,6 +64,7 @@ def sample_size_warnings(
                 StudyWarning(
                     code="too_few_items",
                     subject=str(model),
+                    params={"model": str(model), "n": n, "min": min_items_per_model},
                     message=(
                         f"{model} has {n} rated item{'s' if n != 1 else ''}; at least "
                         f"{min_items_per_model} are needed before its scores can be compared."
@@ -73,6 +79,7 @@ def sample_size_warnings(
                 StudyWarning(
                     code="too_few_raters",
                     subject=str(item),
+                    params={"item": str(item), "n": n, "min": min_raters_per_item},
                     message=(
                         f"Item {item} has {n} rater{'s' if n != 1 else ''}; at least "
                         f"{min_raters_per_item} are needed for a stable mean and agreement."
@@ -109,6 +116,11 @@ def agreement_flags(
                 StudyWarning(
                     code="controversial",
                     subject=str(subject),
+                    params={
+                        "subject": str(subject),
+                        "value": float(value),
+                        "threshold": kappa_threshold,
+                    },
                     message=(
                         f"{subject}: agreement {value:.2f} is below {kappa_threshold:g}; "
                         "too controversial to rank on."
@@ -123,6 +135,11 @@ def agreement_flags(
                 StudyWarning(
                     code="culture_dependent",
                     subject=str(subject),
+                    params={
+                        "subject": str(subject),
+                        "value": float(value),
+                        "threshold": cross_group_threshold,
+                    },
                     message=(
                         f"{subject}: agreement across background groups {value:.2f} is below "
                         f"{cross_group_threshold:g}; the reaction depends on the audience, "

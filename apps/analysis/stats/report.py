@@ -522,15 +522,21 @@ def _diagnostics(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
 def _warnings(
     inputs: StudyInputs, items: list[dict[str, Any]], agreement: dict[str, Any], bt: dict[str, Any]
 ) -> list[dict[str, Any]]:
+    """The study's warnings, study-level first; each per-item condition is one warning that
+    counts its items (``scope`` "items", the item flag in ``flag``): the items themselves carry
+    the flag, so a study of thousands of items still has a handful of warnings.
+
+    Each warning: ``code``, ``scope`` ("study" or "items"), ``subject``, ``params`` (what a
+    translated sentence needs), ``message`` (the sentence in English), ``value``, ``threshold``.
+    """
     thresholds = inputs.thresholds
     models = [source for source in inputs.item_source if source != "human"]
     items_per_model = {source: models.count(source) for source in sorted(set(models))}
-    raters_per_item = {item["item"]: item["n_raters"] for item in items}
-    warnings: list[dict[str, Any]] = [
-        dict(warning)
+    study: list[dict[str, Any]] = [
+        {**warning, "scope": "study"}
         for warning in sample_size_warnings(
             items_per_model,
-            raters_per_item,
+            {},
             min_items_per_model=thresholds.min_items_per_model,
             min_raters_per_item=thresholds.min_raters_per_item,
         )
@@ -542,33 +548,31 @@ def _warnings(
         measure = "ordinal" if "ordinal" in alphas else "nominal"
         value = (alphas.get(measure) or {}).get("value")
         if value is not None and value < thresholds.controversial_kappa:
-            warnings.append(
+            study.append(
                 {
                     "code": "controversial_question",
+                    "scope": "study",
                     "subject": name,
-                    "message": f"agreement on {name} ({measure} Krippendorff's alpha) is {value:.2f}, below "
-                    f"{thresholds.controversial_kappa}: too controversial to rank on",
+                    "params": {
+                        "question": name,
+                        "measure": measure,
+                        "value": value,
+                        "threshold": thresholds.controversial_kappa,
+                    },
+                    "message": f"agreement on {name} ({measure} Krippendorff's alpha) is "
+                    f"{value:.2f}, below {thresholds.controversial_kappa}: too controversial "
+                    "to rank on",
                     "value": value,
                     "threshold": thresholds.controversial_kappa,
                 }
             )
-    culture = [item["item"] for item in items if "culture_dependent" in item["flags"]]
-    if culture:
-        warnings.append(
-            {
-                "code": "culture_dependent_items",
-                "subject": ",".join(culture),
-                "message": f"{len(culture)} item(s) have cross-group agreement below "
-                f"{thresholds.culture_dependent_agreement}: culture-dependent, not evidence about the model",
-                "value": len(culture),
-                "threshold": thresholds.culture_dependent_agreement,
-            }
-        )
     if bt.get("n_components", 0) > 1:
-        warnings.append(
+        study.append(
             {
                 "code": "disconnected_comparisons",
+                "scope": "study",
                 "subject": "bradley_terry",
+                "params": {"groups": bt["n_components"]},
                 "message": f"the pair comparisons form {bt['n_components']} separate groups; "
                 "scores are comparable only within a group",
                 "value": bt["n_components"],
@@ -577,16 +581,51 @@ def _warnings(
         )
     uncompared = sum(1 for item in items if item["n_pairs"] == 0)
     if uncompared and inputs.pair_left.size:
-        warnings.append(
+        study.append(
             {
                 "code": "items_never_paired",
+                "scope": "study",
                 "subject": "bradley_terry",
-                "message": f"{uncompared} item(s) appear in no pair judgment and have no Bradley-Terry score",
+                "params": {"count": uncompared},
+                "message": f"{uncompared} item(s) appear in no pair judgment and have no "
+                "Bradley-Terry score",
                 "value": uncompared,
                 "threshold": 1,
             }
         )
-    return _num(warnings)
+    per_item: list[dict[str, Any]] = []
+    culture = sum(1 for item in items if "culture_dependent" in item["flags"])
+    if culture:
+        per_item.append(
+            {
+                "code": "culture_dependent_items",
+                "scope": "items",
+                "flag": "culture_dependent",
+                "subject": "items",
+                "params": {"count": culture, "threshold": thresholds.culture_dependent_agreement},
+                "message": f"{culture} item(s) have cross-group agreement below "
+                f"{thresholds.culture_dependent_agreement}: culture-dependent, not evidence "
+                "about the model",
+                "value": culture,
+                "threshold": thresholds.culture_dependent_agreement,
+            }
+        )
+    few = sum(1 for item in items if "too_few_raters" in item["flags"])
+    if few:
+        per_item.append(
+            {
+                "code": "too_few_raters",
+                "scope": "items",
+                "flag": "too_few_raters",
+                "subject": "items",
+                "params": {"count": few, "min": thresholds.min_raters_per_item},
+                "message": f"{few} item(s) have fewer than {thresholds.min_raters_per_item} "
+                "raters; at least that many are needed for a stable mean and agreement",
+                "value": few,
+                "threshold": thresholds.min_raters_per_item,
+            }
+        )
+    return _num(study + per_item)
 
 
 def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str, Any]:

@@ -12,12 +12,13 @@ from django.urls import URLPattern, path, reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from apps.analysis import labels
 from apps.content.selectors import content_evaluation_get, study_is_content
 from apps.content.services.evaluation import COMPOSITE, content_evaluation_request
 from apps.content.weights import DEFAULT_WEIGHTS, DIMENSIONS, MIN_ITEMS
 from apps.core.errors import DomainError
 from apps.dashboard.access import study_view
-from apps.studies.models import Item, Study
+from apps.studies.models import Study
 
 QUALITY_KEYS = (
     "reason",
@@ -34,10 +35,7 @@ QUALITY_KEYS = (
 def _type_label(content_type: str) -> str:
     if not content_type:
         return _("No content type")
-    try:
-        return str(Item.ContentType(content_type).label)
-    except ValueError:
-        return content_type
+    return labels.content_type_label(content_type)
 
 
 def _against_rows(rows: list[dict[str, Any]], human_names: list[str]) -> list[dict[str, Any]]:
@@ -86,7 +84,7 @@ def _context(study: Study) -> dict[str, Any]:
                 }
                 for row in payload.get("weights", [])
             ],
-            "outcome": payload.get("composite", {}).get("outcome", ""),
+            "outcome": labels.outcome_label(payload.get("composite", {}).get("outcome", "")),
             "matrices": [
                 {
                     "title": _("Are the human dimensions independent?"),
@@ -106,7 +104,10 @@ def _context(study: Study) -> dict[str, Any]:
             ],
             "human_names": human_names,
             "against": _against_rows(payload.get("metric_vs_human", []), human_names),
-            "tiers": payload.get("tiers", []),
+            "tiers": [
+                {**row, "label": labels.tier_label(str(row.get("label", "")))}
+                for row in payload.get("tiers", [])
+            ],
             "counts": payload.get("counts", {}),
             "threshold": payload.get("threshold", 0.4),
         }

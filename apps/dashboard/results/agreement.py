@@ -8,6 +8,7 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
+from apps.analysis import labels
 from apps.dashboard import charts
 from apps.dashboard.results.common import (
     DEFAULTS,
@@ -69,11 +70,11 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
         headline = headline or {}
         chart_rows.append(
             charts.Row(
-                label=name,
+                label=labels.question_label(name),
                 value=headline.get("value"),
                 low=headline.get("ci_low"),
                 high=headline.get("ci_high"),
-                detail=_("Krippendorff's alpha (%(m)s)") % {"m": measure},
+                detail=_("Krippendorff's alpha (%(m)s)") % {"m": labels.measure_label(measure)},
             )
         )
     groups = sorted(group_names)

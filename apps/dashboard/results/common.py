@@ -9,8 +9,8 @@ from typing import Any
 from django.core.paginator import Page, Paginator
 from django.http import HttpRequest, QueryDict
 from django.urls import reverse
-from django.utils.translation import gettext as _
 
+from apps.analysis import labels
 from apps.analysis.stats.inputs import Thresholds
 from apps.dashboard.context import RESULT_SECTIONS
 from apps.studies.models import Item, Question, Study
@@ -61,10 +61,7 @@ def load_questions(study: Study, payload: Payload) -> Questions:
 
 
 def level_name(level: str) -> str:
-    try:
-        return _(str(Item.Level(level).label))
-    except ValueError:
-        return level
+    return labels.level_label(level)
 
 
 def group_order(names: Iterable[str], dimension: str) -> list[str]:
@@ -86,12 +83,7 @@ def group_order(names: Iterable[str], dimension: str) -> list[str]:
 
 
 def group_label(name: str, dimension: str) -> str:
-    if dimension == "level":
-        return level_name(name)
-    if dimension == "level_humor_type" and "/" in name:
-        level, humor = name.split("/", 1)
-        return f"{level_name(level)} · {humor}"
-    return name
+    return labels.group_label(name, dimension)
 
 
 def interval_cells(interval: Mapping[str, Any] | None) -> list[Any]:

@@ -8,6 +8,7 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
+from apps.analysis import labels
 from apps.dashboard.results.common import (
     Payload,
     Questions,
@@ -47,7 +48,10 @@ def _item_columns(
         del columns["humor_type"]
     reserved = {*columns, "turing", "explanation", "agreement", "cross_group", "bt_score"}
     for name in questions.all:
-        columns[f"q_{name}" if name in reserved else name] = (name, question(name))
+        columns[f"q_{name}" if name in reserved else name] = (
+            labels.question_label(name),
+            question(name),
+        )
     columns["turing"] = (
         _("Turing accuracy"),
         lambda item, bt: (item.get("turing_accuracy") or {}).get("value"),

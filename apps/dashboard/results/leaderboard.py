@@ -10,6 +10,7 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
+from apps.analysis import labels
 from apps.dashboard import charts
 from apps.dashboard.results.common import (
     CHART_BOTTOM,
@@ -81,8 +82,10 @@ def leaderboard_context(request: HttpRequest, study: Study, payload: Payload) ->
                 value=row["score"],
                 low=row["ci_low"],
                 high=row["ci_high"],
-                detail=f"{info.get('source', '')}, {info.get('humor_type', '')}; "
-                + _("rank %(rank)s") % {"rank": row["rank"]},
+                detail=f"{labels.source_label(info.get('source', ''))}, "
+                f"{labels.humor_type_label(info.get('humor_type', ''))}; "
+                + _("rank %(rank)s")
+                % {"rank": row["rank"]},
             )
         )
     chart = charts.leaderboard_chart(

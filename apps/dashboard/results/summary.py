@@ -11,8 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
+from django.urls import reverse
 from django.utils.translation import gettext as _
 
+from apps.analysis import labels
 from apps.analysis.stats.report import GROUP_DIMENSIONS
 from apps.dashboard.results.common import (
     Payload,
@@ -24,7 +26,7 @@ from apps.dashboard.results.common import (
     interval_cells,
     load_questions,
 )
-from apps.studies.models import Item, Rubric, Study
+from apps.studies.models import Rubric, Study
 
 # What the statistics put in place of an item's empty humor type (apps/analysis/selectors.py).
 NO_TYPE = "unspecified"
@@ -43,12 +45,7 @@ def has_types(payload: Payload) -> bool:
 
 def neutral_group_label(name: str, dimension: str) -> str:
     """A group's label in neutral words: on a study of texts the single level is not a joke."""
-    if dimension == "level" and name == Item.Level.SINGLE:
-        return _("Single text")
-    if dimension == "level_humor_type" and "/" in name:
-        level, kind = name.split("/", 1)
-        return f"{neutral_group_label(level, 'level')} · {kind}"
-    return group_label(name, dimension)
+    return labels.group_label(name, dimension, humor=False)
 
 
 def group_rows(
@@ -106,7 +103,10 @@ def summary_context(request: HttpRequest, study: Study, payload: Payload) -> dic
             for dim, title in tables
         ],
         "background": group_rows(payload, "background", questions, humor=humor),
-        "warnings": payload.get("warnings") or [],
+        "warnings": labels.study_warnings(
+            payload.get("warnings") or [], payload.get("items") or []
+        ),
+        "items_url": reverse("dashboard:results_section", args=[study.slug, "items"]),
         "counts": payload.get("counts") or {},
         "download": download_url(request, study, "summary"),
     }

@@ -8,6 +8,7 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
+from apps.analysis import labels
 from apps.dashboard import charts
 from apps.dashboard.results.common import PCT, Payload, Table, download_url, group_order, level_name
 from apps.studies.models import Item, Study
@@ -22,7 +23,9 @@ def _turing_rows(payload: Payload) -> list[dict[str, Any]]:
         )
     by_source = turing.get("by_source") or {}
     for name in group_order(by_source, "source"):
-        rows.append({"scope": "source", "name": name, "label": name, **by_source[name]})
+        rows.append(
+            {"scope": "source", "name": name, "label": labels.source_label(name), **by_source[name]}
+        )
     by_level = turing.get("by_level") or {}
     for name in group_order(by_level, "level"):
         rows.append({"scope": "level", "name": name, "label": level_name(name), **by_level[name]})

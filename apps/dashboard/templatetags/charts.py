@@ -12,8 +12,8 @@ from typing import Any
 from django import template
 from django.utils.translation import gettext as _
 
+from apps.analysis import labels
 from apps.dashboard import charts
-from apps.studies.models import Item
 
 register = template.Library()
 
@@ -51,25 +51,57 @@ def get(mapping: Mapping[str, Any] | None, key: str) -> Any:
 @register.filter
 def level_label(level: str) -> str:
     """A test level's label ("multi_turn" -> "Multi-turn reply"); unknown codes as they are."""
-    try:
-        return str(Item.Level(level).label)
-    except ValueError:
-        return level
-
-
-def _flag_labels() -> dict[str, str]:
-    return {
-        "culture_dependent": _("culture-dependent"),
-        "controversial": _("controversial"),
-        "offensive": _("offensive"),
-        "safety_intercepted": _("safety-intercepted"),
-        "too_few_raters": _("too few raters"),
-    }
+    return labels.level_label(level)
 
 
 @register.filter
 def flag_label(flag: str) -> str:
-    return _flag_labels().get(flag, flag)
+    return labels.flag_label(flag)
+
+
+@register.filter
+def question_label(name: str) -> str:
+    return labels.question_label(str(name))
+
+
+@register.filter
+def humor_type_label(code: str) -> str:
+    return labels.humor_type_label(str(code))
+
+
+@register.filter
+def content_type_label(code: str) -> str:
+    return labels.content_type_label(str(code))
+
+
+@register.filter
+def background_label(code: str) -> str:
+    return labels.background_label(str(code))
+
+
+@register.filter
+def measure_label(measure: str) -> str:
+    return labels.measure_label(str(measure))
+
+
+@register.filter
+def metric_label(name: str) -> str:
+    return labels.metric_label(str(name))
+
+
+@register.filter
+def source_label(name: str) -> str:
+    return labels.source_label(str(name))
+
+
+@register.filter
+def scope_label(scope: str) -> str:
+    return labels.scope_label(str(scope))
+
+
+@register.filter
+def group_label(name: str, dimension: str) -> str:
+    return labels.group_label(str(name), str(dimension))
 
 
 @register.filter

@@ -8,6 +8,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
+from apps.analysis import labels
 from apps.dashboard.selectors import Coverage
 
 register = template.Library()
@@ -47,18 +48,23 @@ def coverage_heatmap(coverage: Coverage, cell_height: int = 3) -> SafeString:
     groups, rows = coverage.groups, coverage.rows
     if not rows or not groups:
         return mark_safe("<p class='muted'>—</p>")
-    cell_width, label_height = 90, 18
+    cell_width, label_height = 90, 0
     height = label_height + cell_height * len(rows)
     width = cell_width * len(groups)
     aria_label = escape(_("coverage heat map"))
+    names = [labels.background_label(code) for code in groups]
+    # The column names are HTML above the map, one fixed-width cell per group that wraps its
+    # words, so long names never run into each other (SVG text does not wrap).
     parts = [
-        f'<svg class="heatmap" viewBox="0 0 {width} {height}" width="{width}" height="{min(height, 600)}" '
-        f'preserveAspectRatio="none" role="img" aria-label="{aria_label}">'
-    ]
-    for g, code in enumerate(groups):
-        parts.append(
-            f'<text x="{g * cell_width + cell_width / 2}" y="12" text-anchor="middle" font-size="10">{escape(code)}</text>'
+        f'<div class="heatmap-wrap"><div class="heatmap-labels" style="width:{width}px">'
+        + "".join(
+            f'<span style="width:{cell_width}px" data-group="{escape(code)}">{escape(name)}</span>'
+            for code, name in zip(groups, names, strict=True)
         )
+        + "</div>",
+        f'<svg class="heatmap" viewBox="0 0 {width} {height}" width="{width}" height="{min(height, 600)}" '
+        f'preserveAspectRatio="none" role="img" aria-label="{aria_label}">',
+    ]
     target = max(1, coverage.per_group_target)
     for r, (label_text, counts) in enumerate(_binned(rows)):
         y = label_height + r * cell_height
@@ -68,7 +74,7 @@ def coverage_heatmap(coverage: Coverage, cell_height: int = 3) -> SafeString:
             lightness = 96 - int(share * 60)
             parts.append(
                 f'<rect x="{g * cell_width}" y="{y}" width="{cell_width - 1}" height="{cell_height}" '
-                f'fill="hsl(222,60%,{lightness}%)"><title>{escape(label_text)} · {escape(groups[g])}: {count}</title></rect>'
+                f'fill="hsl(222,60%,{lightness}%)"><title>{escape(label_text)} · {escape(names[g])}: {count}</title></rect>'
             )
-    parts.append("</svg>")
+    parts.append("</svg></div>")
     return mark_safe("".join(parts))

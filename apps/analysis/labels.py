@@ -1,0 +1,379 @@
+"""What a stored code means in the reader's language: questions, humor and content types,
+background groups, test levels, item flags, agreement measures, content metrics, and the
+study's warnings (stored as a code with parameters, rendered here).
+
+The pages, the printable report and the spreadsheet exports read their labels from here, so a
+figure carries the same name everywhere. A code nobody has named (a custom rubric's question, a
+type an import brought) is shown as it is: it is the researcher's own word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.utils.translation import get_language, ngettext, pgettext
+from django.utils.translation import gettext as _
+
+
+def _language_key() -> str:
+    return "zh" if (get_language() or "en").lower().startswith("zh") else "en"
+
+
+def localized(labels: Mapping[str, Any] | None, fallback: str) -> str:
+    """A per-language value ({"en": ..., "zh": ...}) in the reader's language."""
+    labels = labels or {}
+    return str(labels.get(_language_key()) or labels.get("en") or fallback)
+
+
+def question_label(name: str) -> str:
+    """A built-in question's name ("funniness" -> "好笑程度" in Chinese)."""
+    labels = {
+        "surprise": pgettext("question", "surprise"),
+        "coherence": pgettext("question", "coherence"),
+        "funniness": pgettext("question", "funniness"),
+        "offensive": pgettext("question", "offensive"),
+        "fluency": pgettext("question", "fluency"),
+        "informativeness": pgettext("question", "informativeness"),
+        "originality": pgettext("question", "originality"),
+        "overall": pgettext("question", "overall"),
+        "composite": pgettext("question", "composite"),
+    }
+    return labels.get(name, name)
+
+
+def humor_type_label(code: str) -> str:
+    labels = {
+        "pun": pgettext("humor type", "pun"),
+        "callback": pgettext("humor type", "callback"),
+        "observational": pgettext("humor type", "observational"),
+        "absurd": pgettext("humor type", "absurd"),
+        "self_deprecating": pgettext("humor type", "self-deprecating"),
+        "scenario_response": pgettext("humor type", "scenario response"),
+        "wordplay": pgettext("humor type", "wordplay"),
+        "irony": pgettext("humor type", "irony"),
+        "satire": pgettext("humor type", "satire"),
+        "unspecified": pgettext("humor type", "unspecified"),
+        "": pgettext("humor type", "unspecified"),
+    }
+    return labels.get(code, code)
+
+
+def content_type_label(code: str) -> str:
+    labels = {
+        "news": pgettext("content type", "news"),
+        "analysis": pgettext("content type", "analysis"),
+        "creative": pgettext("content type", "creative"),
+        "": pgettext("content type", "none"),
+    }
+    return labels.get(code, code)
+
+
+def background_label(code: str, groups: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """A background group's label: the study's own (per language) when given, else the method's
+    four default groups by name."""
+    from apps.raters.models import DEFAULT_BACKGROUNDS
+
+    if groups and code in groups:
+        return localized(groups[code], code)
+    if code == "unknown":
+        return pgettext("background", "unknown")
+    return localized(dict(DEFAULT_BACKGROUNDS).get(code), code)
+
+
+def level_label(code: str, *, humor: bool = True) -> str:
+    labels = {
+        "single": _("Single joke") if humor else _("Single text"),
+        "multi_turn": _("Multi-turn reply"),
+        "scenario": _("Scenario response"),
+    }
+    return labels.get(code, code)
+
+
+def flag_label(flag: str) -> str:
+    labels = {
+        "culture_dependent": _("culture-dependent"),
+        "controversial": _("controversial"),
+        "offensive": _("offensive"),
+        "safety_intercepted": _("safety-intercepted"),
+        "too_few_raters": _("too few raters"),
+    }
+    return labels.get(flag, flag)
+
+
+def measure_label(measure: str) -> str:
+    labels = {
+        "ordinal": pgettext("agreement measure", "ordinal"),
+        "nominal": pgettext("agreement measure", "nominal"),
+        "interval": pgettext("agreement measure", "interval"),
+    }
+    return labels.get(measure, measure)
+
+
+def metric_label(name: str) -> str:
+    """A content metric (apps/content/metrics.py) or a dimension score."""
+    labels = {
+        "sentence_length_cv": _("sentence-length variation"),
+        "paragraph_cv": _("paragraph-length variation"),
+        "entity_density": _("entity density"),
+        "number_density": _("number density"),
+        "adjacent_redundancy": _("adjacent-sentence redundancy"),
+        "distinct_2": _("distinct bigrams"),
+        "stopword_ratio": _("stop-word ratio"),
+        "semantic_novelty": _("semantic novelty"),
+    }
+    return labels.get(name) or question_label(name)
+
+
+def scope_label(scope: str) -> str:
+    """A screening calibration's scope: "all", "humor_type:<t>" or "level:<l>"."""
+    if scope == "all":
+        return _("all items")
+    kind, _sep, value = scope.partition(":")
+    if kind == "humor_type":
+        return humor_type_label(value)
+    if kind == "level":
+        return level_label(value)
+    return scope
+
+
+def tier_label(label: str) -> str:
+    """A content evaluation tier's stored name (apps/content/tiers.py) in the reader's words."""
+    known = {
+        "automatic metrics": _("automatic metrics"),
+        "LLM judge": _("LLM judge"),
+        "LLM judge (no verdicts)": _("LLM judge (no verdicts)"),
+        "human raters (split-half ceiling)": _("human raters (split-half ceiling)"),
+    }
+    if label in known:
+        return known[label]
+    match = re.fullmatch(r"LLM judge \((.+)\)", label)
+    if match:
+        return _("LLM judge (%(model)s)") % {"model": match.group(1)}
+    return label
+
+
+def outcome_label(outcome: str) -> str:
+    """The content weights' outcome as stored ("overall answer >= 4")."""
+    match = re.fullmatch(r"(\w+) answer >= ([\d.]+)", outcome)
+    if match:
+        return _("%(question)s answer ≥ %(value)s") % {
+            "question": question_label(match.group(1)),
+            "value": match.group(2),
+        }
+    return outcome
+
+
+def group_label(name: str, dimension: str, *, humor: bool = True) -> str:
+    """A row of a by-group table, whatever its dimension."""
+    if dimension == "level":
+        return level_label(name, humor=humor)
+    if dimension == "level_humor_type" and "/" in name:
+        level, kind = name.split("/", 1)
+        return f"{level_label(level, humor=humor)} · {humor_type_label(kind)}"
+    if dimension == "humor_type":
+        return humor_type_label(name)
+    if dimension == "content_type":
+        return content_type_label(name)
+    if dimension == "background":
+        return background_label(name)
+    if dimension == "source" and name == "human":
+        return _("human")
+    return name
+
+
+def source_label(name: str) -> str:
+    """A source: a model's name as it is, the human baseline in the reader's language."""
+    return _("human") if name == "human" else name
+
+
+# --------------------------------------------------------------------------------------------
+# warnings
+
+
+def _number(value: Any, digits: int = 2) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, int) or float(value).is_integer():
+        return str(int(value))
+    return f"{value:.{digits}f}"
+
+
+def _params(warning: Mapping[str, Any]) -> dict[str, Any]:
+    """The stored parameters; results stored before warnings had any get them from the
+    warning's subject, value and threshold."""
+    params = dict(warning.get("params") or {})
+    subject, value, threshold = (
+        warning.get("subject"),
+        warning.get("value"),
+        warning.get("threshold"),
+    )
+    defaults = {
+        "model": subject,
+        "item": subject,
+        "question": subject,
+        "subject": subject,
+        "n": value,
+        "count": value,
+        "groups": value,
+        "value": value,
+        "min": threshold,
+        "threshold": threshold,
+        "measure": "ordinal",
+    }
+    for key, default in defaults.items():
+        params.setdefault(key, default)
+    return params
+
+
+def warning_text(warning: Mapping[str, Any]) -> str:
+    """One stored warning as a sentence in the reader's language."""
+    code = warning.get("code")
+    p = _params(warning)
+    n = int(p["n"]) if isinstance(p["n"], int | float) else 0
+    count = int(p["count"]) if isinstance(p["count"], int | float) else 0
+    if code == "too_few_items":
+        return ngettext(
+            "%(model)s has %(n)s rated item; at least %(min)s are needed before its scores "
+            "can be compared.",
+            "%(model)s has %(n)s rated items; at least %(min)s are needed before its scores "
+            "can be compared.",
+            n,
+        ) % {"model": source_label(str(p["model"])), "n": n, "min": _number(p["min"])}
+    if code == "too_few_raters" and warning.get("scope") == "items":
+        return ngettext(
+            "%(count)s item has fewer than %(min)s raters, too few for a stable mean and "
+            "agreement.",
+            "%(count)s items have fewer than %(min)s raters, too few for a stable mean and "
+            "agreement.",
+            count,
+        ) % {"count": count, "min": _number(p["min"])}
+    if code == "too_few_raters":
+        return ngettext(
+            "Item %(item)s has %(n)s rater; at least %(min)s are needed for a stable mean and "
+            "agreement.",
+            "Item %(item)s has %(n)s raters; at least %(min)s are needed for a stable mean and "
+            "agreement.",
+            n,
+        ) % {"item": p["item"], "n": n, "min": _number(p["min"])}
+    if code == "controversial_question":
+        return _(
+            "Agreement on %(question)s (%(measure)s Krippendorff's alpha) is %(value)s, below "
+            "%(threshold)s: too controversial to rank on."
+        ) % {
+            "question": question_label(str(p["question"])),
+            "measure": measure_label(str(p["measure"])),
+            "value": _number(p["value"]),
+            "threshold": _number(p["threshold"]),
+        }
+    if code == "culture_dependent_items":
+        return ngettext(
+            "%(count)s item has cross-group agreement below %(threshold)s: culture-dependent, "
+            "not evidence about the model.",
+            "%(count)s items have cross-group agreement below %(threshold)s: "
+            "culture-dependent, not evidence about the model.",
+            count,
+        ) % {"count": count, "threshold": _number(p["threshold"])}
+    if code == "disconnected_comparisons":
+        return _(
+            "The pair comparisons form %(groups)s separate groups; scores are comparable only "
+            "within a group."
+        ) % {"groups": _number(p["groups"])}
+    if code == "items_never_paired":
+        return ngettext(
+            "%(count)s item appears in no pair judgment and has no Bradley-Terry score.",
+            "%(count)s items appear in no pair judgment and have no Bradley-Terry score.",
+            count,
+        ) % {"count": count}
+    if code == "controversial":
+        return _(
+            "%(subject)s: agreement %(value)s is below %(threshold)s; too controversial to rank on."
+        ) % {
+            "subject": question_label(str(p["subject"])),
+            "value": _number(p["value"]),
+            "threshold": _number(p["threshold"]),
+        }
+    if code == "culture_dependent":
+        return _(
+            "%(subject)s: agreement across background groups %(value)s is below "
+            "%(threshold)s; the reaction depends on the audience, not evidence about the model."
+        ) % {
+            "subject": p["subject"],
+            "value": _number(p["value"]),
+            "threshold": _number(p["threshold"]),
+        }
+    return str(warning.get("message") or code)
+
+
+def warning_title(code: str) -> str:
+    """A short name for a warning's kind, shown as its badge."""
+    titles = {
+        "too_few_items": _("too few items"),
+        "too_few_raters": _("too few raters"),
+        "controversial_question": _("controversial question"),
+        "culture_dependent_items": _("culture-dependent items"),
+        "disconnected_comparisons": _("separate comparison groups"),
+        "items_never_paired": _("items never paired"),
+        "controversial": _("controversial"),
+        "culture_dependent": _("culture-dependent"),
+    }
+    return titles.get(code, code)
+
+
+ITEM_FLAGS = (
+    "culture_dependent",
+    "controversial",
+    "offensive",
+    "safety_intercepted",
+    "too_few_raters",
+)
+
+
+def study_warnings(
+    warnings: Iterable[Mapping[str, Any]], items: Iterable[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The warnings as the pages and the report show them: study-level warnings first, each
+    with its sentence in the reader's language; then the warnings that count items (each with
+    the item flag the item table filters on); then every per-item flag as a count.
+
+    Results stored before warnings were summarised listed one warning per item: those are
+    counted into the per-item flags, never listed one by one.
+    """
+    study: list[dict[str, Any]] = []
+    per_item: list[dict[str, Any]] = []
+    for warning in warnings:
+        code = str(warning.get("code"))
+        if code == "too_few_raters" and warning.get("subject") != "items":
+            continue  # one of the per-item warnings of older results: counted below
+        shown = {"code": code, "title": warning_title(code), "text": warning_text(warning)}
+        if warning.get("scope") == "items":
+            per_item.append({**shown, "flag": warning.get("flag")})
+        else:
+            study.append(shown)
+    counts = dict.fromkeys(ITEM_FLAGS, 0)
+    for item in items:
+        for flag in item.get("flags") or []:
+            counts[flag] = counts.get(flag, 0) + 1
+    flags = [
+        {"flag": flag, "label": flag_label(flag), "count": count}
+        for flag, count in counts.items()
+        if count
+    ]
+    return {"study": study, "items": per_item, "flags": flags}
+
+
+def warning_export(warning: Mapping[str, Any]) -> dict[str, Any]:
+    """A warning as the exports write it: code, parameters, the sentence in English (for
+    scripts) and in the reader's language."""
+    from django.utils import translation
+
+    with translation.override("en"):
+        english = warning_text(warning)
+    return {
+        "code": warning.get("code"),
+        "scope": warning.get("scope") or "study",
+        "params": _params(warning) if warning.get("params") is None else warning.get("params"),
+        "message": english,
+        "text": warning_text(warning),
+    }

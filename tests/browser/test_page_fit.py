@@ -1,0 +1,118 @@
+"""Every page fits its screen: on a 375 px phone and a 1280 px desktop, in English and in
+Chinese, no rater or researcher page of either demo study scrolls sideways. A wide table
+scrolls inside its own box; the page itself never does."""
+
+from __future__ import annotations
+
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from playwright.sync_api import Browser
+
+from apps.studies.models import Study
+from tests.pages.conftest import SITE_PAGES, researcher_pages
+
+WIDTHS = (375, 1280)
+LANGUAGES = ("en", "zh-hans")
+# How far the page may be wider than the window: none (a rounding pixel at most).
+SLACK = 1
+
+MEASURE = """() => {
+  const doc = document.documentElement;
+  const wide = [];
+  for (const el of document.body.querySelectorAll('*')) {
+    const box = el.getBoundingClientRect();
+    if (box.right > doc.clientWidth + 1 && getComputedStyle(el).position !== 'fixed') {
+      let scrolled = false;
+      for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+        const o = getComputedStyle(p).overflowX;
+        if (o === 'auto' || o === 'scroll' || o === 'hidden') { scrolled = true; break; }
+      }
+      if (!scrolled) wide.push(el.tagName.toLowerCase() + (el.className ? '.' + String(el.className).split(' ')[0] : '') + ' ' + Math.round(box.right));
+    }
+  }
+  return {scroll: doc.scrollWidth, client: doc.clientWidth, wide: wide.slice(0, 5)};
+}"""
+
+
+@pytest.fixture
+def demo_site(builtin_rubrics, settings, tmp_path) -> dict[str, Study]:  # type: ignore[no-untyped-def]
+    settings.BOOTSTRAP_ROUNDS = 20
+    settings.MEDIA_ROOT = tmp_path / "media"
+    call_command("seed_demo", stdout=StringIO(), stderr=StringIO())
+    from apps.content.services.evaluation import content_evaluation_compute
+
+    content = Study.objects.get(slug="demo-content")
+    content_evaluation_compute(study=content, rounds=20)
+    return {"humor": Study.objects.get(slug="demo"), "content": content}
+
+
+def _log_in(page: Any) -> None:
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", settings.DEMO_RESEARCHER_USERNAME)
+    page.fill("input[name=password]", settings.DEMO_RESEARCHER_PASSWORD)
+    with page.expect_navigation():
+        page.locator("form button[type=submit]").click()
+    assert "/accounts/login/" not in page.url
+
+
+def _overflow(page: Any, url: str) -> str | None:
+    response = page.goto(url)
+    assert response is not None
+    assert response.status == 200, f"{url}: {response.status}"
+    measured = page.evaluate(MEASURE)
+    if measured["scroll"] > measured["client"] + SLACK:
+        return f"{url}: page {measured['scroll']} px wide in {measured['client']} px ({', '.join(measured['wide'])})"
+    return None
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_no_page_of_the_demo_studies_scrolls_sideways(
+    demo_site, browser: Browser, live_server, language
+):
+    problems = []
+    for width in WIDTHS:
+        context = browser.new_context(
+            base_url=live_server.url,
+            viewport={"width": width, "height": 900},
+            locale=language,
+            extra_http_headers={"Accept-Language": language},
+            bypass_csp=True,
+        )
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        _log_in(page)
+        for study in demo_site.values():
+            for url in [*SITE_PAGES, *researcher_pages(study)]:
+                problem = _overflow(page, url)
+                if problem:
+                    problems.append(f"{width} px: {problem}")
+        context.close()
+        # A rater, in a fresh browser: enrolment, every task kind given, the end page.
+        for study in demo_site.values():
+            rater = browser.new_context(
+                base_url=live_server.url,
+                viewport={"width": width, "height": 900},
+                extra_http_headers={"Accept-Language": language},
+                bypass_csp=True,
+            )
+            page = rater.new_page()
+            page.set_default_timeout(15_000)
+            problem = _overflow(page, f"/s/{study.slug}/")
+            if problem:
+                problems.append(f"{width} px: {problem}")
+            page.locator("input[name=background]").first.check()
+            page.locator("input[name=consent]").check()
+            age = page.locator("select[name=age_band]")
+            if age.count():
+                age.select_option(index=1)
+            with page.expect_navigation():
+                page.locator("form button[type=submit]").first.click()
+            problem = _overflow(page, f"/s/{study.slug}/task/")
+            if problem:
+                problems.append(f"{width} px: {problem}")
+            rater.close()
+    assert not problems, "\n".join(problems)
