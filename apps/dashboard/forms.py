@@ -56,6 +56,11 @@ class StudySettingsForm(forms.ModelForm):
             ),
         }
         help_texts = {
+            "allow_cross_language_pairs": _(
+                "Let raters who read several of the study's languages compare items across "
+                "languages in A/B pairs. Off by default: a cross-language pair measures "
+                "language, not humor."
+            ),
             "screening_top_k": _(
                 "A screening run promotes this many candidates per model, by FunnyScore, into "
                 "the human study."

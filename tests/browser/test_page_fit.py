@@ -106,6 +106,8 @@ def test_no_page_of_the_demo_studies_scrolls_sideways(
                 problems.append(f"{width} px: {problem}")
             page.locator("input[name=background]").first.check()
             page.locator("input[name=consent]").check()
+            for box in page.locator("input[name=languages]").all():
+                box.check()
             age = page.locator("select[name=age_band]")
             if age.count():
                 age.select_option(index=1)

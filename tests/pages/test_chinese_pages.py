@@ -139,7 +139,13 @@ def _rater_pages(client: Client, study: Study) -> dict[str, str]:
     group = BackgroundGroup.objects.filter(study=study).order_by("position").first()
     assert group is not None
     enrolled = client.post(
-        f"/s/{study.slug}/", {"background": group.code, "age_band": "25-34", "consent": "on"}
+        f"/s/{study.slug}/",
+        {
+            "background": group.code,
+            "age_band": "25-34",
+            "consent": "on",
+            "languages": ["en", "zh"],
+        },
     )
     assert enrolled.status_code in (200, 302)
     task = client.get(f"/s/{study.slug}/task/")
