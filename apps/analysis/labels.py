@@ -138,6 +138,19 @@ def scope_label(scope: str) -> str:
     return scope
 
 
+def offense_category_label(category: str) -> str:
+    """A category of the offense filter's word list (apps/screening/offense_defaults.py)."""
+    labels = {
+        "hate": pgettext("offense category", "hate"),
+        "insult": pgettext("offense category", "insult"),
+        "profanity": pgettext("offense category", "profanity"),
+        "self_harm": pgettext("offense category", "self-harm"),
+        "sexual": pgettext("offense category", "sexual"),
+        "violence": pgettext("offense category", "violence"),
+    }
+    return labels.get(category, category)
+
+
 def tier_label(label: str) -> str:
     """A content evaluation tier's stored name (apps/content/tiers.py) in the reader's words."""
     known = {
@@ -145,6 +158,7 @@ def tier_label(label: str) -> str:
         "LLM judge": _("LLM judge"),
         "LLM judge (no verdicts)": _("LLM judge (no verdicts)"),
         "human raters (split-half ceiling)": _("human raters (split-half ceiling)"),
+        "FunnyScore (L1 features)": _("FunnyScore (L1 features)"),
     }
     if label in known:
         return known[label]

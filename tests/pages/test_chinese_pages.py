@@ -19,6 +19,7 @@ from django.test import Client
 
 from apps.judgments.models import ScoreResponse
 from apps.raters.models import BackgroundGroup
+from apps.screening.models import JudgeVerdict
 from apps.studies.models import Item, Study
 from tests.pages.conftest import SITE_PAGES, researcher_pages
 from tests.pages.visible import visible_texts
@@ -67,6 +68,8 @@ NAMES = {
     # D_obs / D_exp in the agreement formula.
     "obs",
     "exp",
+    # Spearman's rho, spelt out.
+    "rho",
     # The language switch names each language in its own words.
     "english",
 }
@@ -109,6 +112,8 @@ def _data_values() -> list[str]:
         values |= {str(turn.get("text")) for turn in context or []}
     values |= set(Study.objects.values_list("prolific_completion_code", flat=True))
     values.add(settings.DEMO_RESEARCHER_USERNAME)
+    # The LLM judge's model name, as the deployment configured it.
+    values |= set(JudgeVerdict.objects.values_list("model_name", flat=True))
     return sorted((v for v in values if v and len(v) > 1), key=len, reverse=True)
 
 
@@ -176,8 +181,8 @@ def _untranslated(pages: dict[str, str]) -> dict[str, list[str]]:
         problems: list[str] = []
         for text in visible_texts(html):
             shown = text
-            if len(shown) > 20 and any(shown in value for value in data):
-                continue  # a paragraph of an item's text
+            if len(shown.strip(" ,.…")) > 2 and any(shown.strip(" ,.…") in value for value in data):
+                continue  # a paragraph of an item's text, or a word of it marked on its own
             if shown.endswith(("...", "…")):
                 # An item text cut short for a table cell.
                 start = shown.rstrip(".…")

@@ -95,6 +95,16 @@ def source_label(name: str) -> str:
 
 
 @register.filter
+def tier_label(label: str) -> str:
+    return labels.tier_label(str(label))
+
+
+@register.filter
+def offense_category_label(category: str) -> str:
+    return labels.offense_category_label(str(category))
+
+
+@register.filter
 def scope_label(scope: str) -> str:
     return labels.scope_label(str(scope))
 
