@@ -12,8 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # A backticked name that looks like a file: letters, digits, dots, slashes, dashes; an extension.
 REFERENCE = re.compile(r"`([A-Za-z0-9_./-]+\.(?:md|py|json|jsonl|csv|html|toml|txt|yml|cfg))`")
-# Names that stand for a file the reader supplies or a command writes, not one in the checkout.
-NOT_FILES = {"FILE.jsonl", "FILE.csv", "FILE.json", "results.json"}
+# Names that stand for a file the reader supplies or a command writes, not one in the checkout
+# (GEMMA_TERMS.html is copied into the prepared model folder).
+NOT_FILES = {"FILE.jsonl", "FILE.csv", "FILE.json", "results.json", "GEMMA_TERMS.html"}
 
 
 def _markdown_files() -> list[Path]:
