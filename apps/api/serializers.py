@@ -120,12 +120,37 @@ class StudyOut(StudySummaryOut):
     groups = BackgroundGroupOut(many=True, source="background_groups.all")
 
 
+class BackgroundIn(StrictSerializer):
+    code = serializers.SlugField(max_length=64)
+    labels = serializers.DictField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        help_text='Per language: {"en": ..., "zh": ...}; the code where missing.',
+    )
+
+
 class StudyCreateIn(StrictSerializer):
     slug = serializers.SlugField(
         max_length=64, help_text="Lowercase letters, digits and hyphens; in the rater link."
     )
     rubric = serializers.SlugRelatedField(
-        slug_field="slug", queryset=Rubric.objects.all(), help_text="`humor` or `content`."
+        slug_field="slug",
+        queryset=Rubric.objects.all(),
+        required=False,
+        help_text="A stored rubric: `humor`, `content` or a custom one. Give this or `rubric_spec`.",
+    )
+    rubric_spec = serializers.JSONField(
+        required=False,
+        help_text="A custom rubric to create with the study: {slug, name, kind, questions: [{name, "
+        "kind, min_value, max_value, prompt: {en, zh}, anchors, answered_after}]}. "
+        "GET /api/v1/rubrics/{slug}/ gives a stored one's spec to copy and edit.",
+    )
+    backgrounds = serializers.ListField(
+        child=BackgroundIn(),
+        required=False,
+        max_length=50,
+        help_text="The study's rater background groups; default: the method's four. Imported "
+        "judgments may also say `unknown`.",
     )
     name = serializers.CharField(max_length=200, required=False, allow_blank=True)
     description = serializers.CharField(max_length=20_000, required=False, allow_blank=True)
@@ -136,6 +161,14 @@ class StudyCreateIn(StrictSerializer):
         required=False,
         help_text='Languages raters may choose, e.g. `["en", "zh"]`.',
     )
+
+
+class RubricOut(serializers.Serializer):
+    slug = serializers.CharField()
+    name = serializers.CharField()
+    kind = serializers.CharField()
+    builtin = serializers.BooleanField()
+    questions = serializers.ListField(child=serializers.DictField())
 
 
 class StudyConfigureIn(StrictSerializer):

@@ -12,6 +12,7 @@ app_name = "api"
 
 urlpatterns = [
     path("studies/", views.StudiesApi.as_view(), name="studies"),
+    path("rubrics/<slug:slug>/", views.RubricApi.as_view(), name="rubric"),
     path("studies/<slug:slug>/", views.StudyApi.as_view(), name="study"),
     path("studies/<slug:slug>/open/", views.StudyOpenApi.as_view(), name="study-open"),
     path("studies/<slug:slug>/close/", views.StudyCloseApi.as_view(), name="study-close"),

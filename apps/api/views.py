@@ -47,7 +47,8 @@ from apps.reports import services as reports
 from apps.reports.models import ExportFormat
 from apps.reports.selectors import export_job_get
 from apps.studies.importing import ITEM_JSON_COLUMNS
-from apps.studies.models import Study
+from apps.studies.models import Rubric, Study
+from apps.studies.rubrics import rubric_spec
 from apps.studies.selectors import studies_for_user, study_get_for_user, study_items
 from apps.studies.services import (
     study_create,
@@ -185,9 +186,17 @@ class StudiesApi(ResearcherApi):
         data = s.StudyCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
+        rubric, spec = values.pop("rubric", None), values.pop("rubric_spec", None)
+        if (rubric is None) == (spec is None):
+            raise DomainError("give either rubric (a stored rubric) or rubric_spec", field="rubric")
+        backgrounds = values.pop("backgrounds", None)
         study = study_create(
             slug=values.pop("slug"),
-            rubric_slug=values.pop("rubric").slug,
+            rubric_slug=rubric.slug if rubric is not None else "",
+            rubric_spec=spec,
+            backgrounds=None
+            if backgrounds is None
+            else [(group["code"], group.get("labels") or {}) for group in backgrounds],
             owner=request.user if isinstance(request.user, User) else None,
             **values,
         )
@@ -195,6 +204,20 @@ class StudiesApi(ResearcherApi):
         return Response(
             s.StudyOut(study).data, status=status.HTTP_201_CREATED, headers={"Location": location}
         )
+
+
+class RubricApi(ResearcherApi):
+    @extend_schema(
+        operation_id="rubrics_retrieve",
+        summary="A rubric as a spec: questions, scales, prompts, anchors and order; copy it, "
+        "edit it and send it as rubric_spec under a new slug",
+        responses={200: s.RubricOut, **_errors(401, 404)},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        rubric = Rubric.objects.filter(slug=slug).first()
+        if rubric is None:
+            raise NotFound(f"no rubric {slug!r}", field="rubric")
+        return Response(rubric_spec(rubric))
 
 
 class StudyApi(ResearcherApi):

@@ -112,6 +112,7 @@ def _report_study(study: Study, document: dict[str, Any]) -> writers.ReportStudy
             min_value=q.min_value,
             max_value=q.max_value,
             prompt=(q.prompt or {}).get(language) or next(iter((q.prompt or {}).values()), ""),
+            answered_after=tuple(other.name for other in q.answered_after.all()),
         )
         for q in study_questions(study=study)
     ]

@@ -164,6 +164,8 @@ def agreement_table(document: dict[str, Any], order: Sequence[str] | None = None
     columns += ["fleiss_kappa", "fleiss_kappa_ci_low", "fleiss_kappa_ci_high", "n_items"]
     for level in ALPHA_LEVELS:
         columns += [f"alpha_{level}", f"alpha_{level}_ci_low", f"alpha_{level}_ci_high"]
+    # The level that fits the scale (the headline), and how many raters' backgrounds are unknown.
+    columns += ["alpha_level", "unknown_background_raters"]
     rows = []
     for name in question_names(document, order):
         if name not in agreement:
@@ -173,12 +175,15 @@ def agreement_table(document: dict[str, Any], order: Sequence[str] | None = None
         row += _interval(entry.get("fleiss_kappa"))
         for level in ALPHA_LEVELS:
             row += _interval(_get(entry, "krippendorff_alpha", level))[:3]
+        row += [headline_alpha(entry), entry.get("unknown_background_raters")]
         rows.append(row)
     return Table("agreement", columns, rows)
 
 
 def headline_alpha(entry: dict[str, Any]) -> str:
     """The alpha that fits the scale: ordinal for Likert answers, nominal for flags."""
+    if entry.get("alpha_level"):
+        return str(entry["alpha_level"])
     alphas = entry.get("krippendorff_alpha") or {}
     return "ordinal" if "ordinal" in alphas else "nominal"
 
@@ -191,6 +196,10 @@ def agreement_by_group_table(document: dict[str, Any], order: Sequence[str] | No
         by_group = entry.get("krippendorff_alpha_by_group") or {}
         for group in sorted(by_group):
             rows.append([name, group, headline_alpha(entry), *_interval(by_group[group])])
+        # Interval alpha beside ordinal on numeric scales, its level named in `measure`.
+        by_group_interval = entry.get("krippendorff_alpha_by_group_interval") or {}
+        for group in sorted(by_group_interval):
+            rows.append([name, group, "interval", *_interval(by_group_interval[group])])
     return Table(
         "agreement_by_group",
         ["question", "group", "measure", "alpha", "ci_low", "ci_high", "n_items"],

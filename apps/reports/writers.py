@@ -142,6 +142,8 @@ class ReportQuestion:
     min_value: int
     max_value: int
     prompt: str = ""
+    # Questions that must be answered before this one (the rubric's order constraints).
+    answered_after: tuple[str, ...] = ()
 
     @property
     def is_binary(self) -> bool:
@@ -333,6 +335,7 @@ def _agreement(document: dict[str, Any], questions: list[ReportQuestion]) -> lis
             continue
         measure = headline_alpha(entry)
         by_group = entry.get("krippendorff_alpha_by_group") or {}
+        by_group_interval = entry.get("krippendorff_alpha_by_group_interval") or {}
         culture = sum(
             1
             for row in entry.get("per_item") or []
@@ -346,7 +349,23 @@ def _agreement(document: dict[str, Any], questions: list[ReportQuestion]) -> lis
                 "fleiss": fmt_interval(entry.get("fleiss_kappa")),
                 "measure": measure,
                 "alpha": fmt_interval((entry.get("krippendorff_alpha") or {}).get(measure)),
-                "by_group": [(group, fmt_interval(by_group[group])) for group in sorted(by_group)],
+                # Interval alpha, which most published work reports, beside the ordinal one.
+                "alpha_interval": fmt_interval(
+                    (entry.get("krippendorff_alpha") or {}).get("interval")
+                )
+                if measure == "ordinal"
+                else None,
+                "by_group": [
+                    (
+                        group,
+                        fmt_interval(by_group[group]),
+                        fmt_interval(by_group_interval[group])
+                        if group in by_group_interval
+                        else None,
+                    )
+                    for group in sorted(by_group)
+                ],
+                "unknown_raters": entry.get("unknown_background_raters") or 0,
                 "culture_dependent": culture,
             }
         )
@@ -465,6 +484,14 @@ def report_context(
     questions = study.questions
     primary = _primary(questions)
     humor = study.rubric_kind == "humor"
+    by_name = {q.name: q for q in questions}
+    # The method text speaks of surprise and coherence before funniness only when the rubric
+    # used asks exactly that; any other rubric gets its own questions and order described.
+    ordered_humor = (
+        humor
+        and "funniness" in by_name
+        and {"surprise", "coherence"} <= set(by_name["funniness"].answered_after)
+    )
     level = document.get("level")
     thresholds = Thresholds()
     provenance = provenance_table(document, study=study.slug)
@@ -482,6 +509,10 @@ def report_context(
         "level_percent": fmt(100 * level, 0) if isinstance(level, float | int) else DASH,
         "thresholds": thresholds,
         "humor": humor,
+        "ordered_humor": ordered_humor,
+        "unknown_background_raters": (document.get("counts") or {}).get(
+            "raters_unknown_background", 0
+        ),
         "summaries": [
             *(
                 [_summary(document, "humor_type", _("By humor type"), questions)]

@@ -38,6 +38,7 @@ RESEARCHER_OPERATIONS = {
     ("/api/v1/studies/{slug}/generation-runs/{run_id}/", "get"),
     ("/api/v1/studies/{slug}/generation-runs/{run_id}/cancel/", "post"),
     ("/api/v1/studies/{slug}/generation-runs/{run_id}/resume/", "post"),
+    ("/api/v1/rubrics/{slug}/", "get"),
 }
 RATER_OPERATIONS = {
     ("/api/v1/rater/{slug}/scorecards", "post"),

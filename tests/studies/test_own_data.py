@@ -193,3 +193,54 @@ def test_real_rater_ids_get_no_warning(study: Study) -> None:
     ]
     summary = study_judgments_import(study=study, data=jsonl(lines), filename="j.jsonl")
     assert summary.warnings == []
+
+
+def _graded(study: Study) -> None:
+    study_items_import(study=study, data=items(30), filename="items.jsonl")
+    lines = [
+        {
+            "kind": "score",
+            "rater": f"g{k}",
+            "background": "unknown",
+            "item": f"t{k % 30}",
+            "grade": (k * 7) % 4,
+        }
+        for k in range(150)
+    ]
+    study_judgments_import(study=study, data=jsonl(lines), filename="j.jsonl")
+    study_aggregate(study=study, rounds=20)
+
+
+def test_the_report_describes_the_rubric_used_not_the_humor_scorecard(study: Study) -> None:
+    from apps.reports.services import study_report_html
+
+    _graded(study)
+    html = study_report_html(study=study)
+    assert "surprise and coherence are judged before" not in html
+    assert "<strong>grade</strong> (0–3)" in html
+    assert "This study defines no rater background groups." in html
+    assert "The backgrounds of 150 raters are unknown" in html
+    assert '<span class="note">interval</span>' in html
+
+
+def test_the_humor_report_keeps_its_ordered_scorecard_text() -> None:
+    from apps.reports.services import study_report_html
+    from apps.studies.services import study_create
+
+    humor = study_create(slug="jokes", rubric_slug="humor")
+    study_items_import(study=humor, data=items(3), filename="items.jsonl")
+    study_aggregate(study=humor, rounds=20)
+    html = study_report_html(study=humor)
+    assert "surprise and coherence are judged before" in html
+    assert "(answered after surprise, coherence)" in html
+
+
+def test_the_agreement_exports_name_their_level(study: Study) -> None:
+    from apps.reports.services import study_table_csv
+
+    _graded(study)
+    header, row = study_table_csv(study=study, name="agreement").splitlines()[:2]
+    columns = dict(zip(header.split(","), row.split(","), strict=True))
+    assert columns["alpha_level"] == "ordinal"
+    assert columns["unknown_background_raters"] == "150"
+    assert columns["alpha_interval"] != ""
