@@ -217,6 +217,7 @@ class ItemOut(serializers.Serializer):
     humor_type = serializers.CharField()
     topic = serializers.CharField()
     lang = serializers.CharField(source="language")
+    meta = serializers.DictField(help_text="The item's own metadata, as imported.")
 
 
 class ItemPageOut(serializers.Serializer):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,6 +36,8 @@ RAW_COLUMNS = (
     "attention_check",
     # Why the analysis leaves this row out ("" when it uses it): rows are never deleted.
     "excluded",
+    # The judgment's own metadata as imported (a JSON object; "" when it has none).
+    "meta",
 )
 
 # Rows fetched per database round trip: a 300,000-row study never sits in memory at once.
@@ -88,6 +91,7 @@ def _scorecard_rows(
             "response__rater_id",
             "response__item_id",
             "response_id",
+            "response__meta",
         )
     )
     for (
@@ -108,6 +112,7 @@ def _scorecard_rows(
         rater_pk,
         item_pk,
         response_pk,
+        meta,
     ) in answers.iterator(chunk_size=chunk_size):
         yield (
             "score",
@@ -130,6 +135,7 @@ def _scorecard_rows(
             submitted,
             gold,
             out.reason(rater=rater_pk, items=(item_pk,), kind="scorecard", judgment=response_pk),
+            _meta(meta),
         )
 
 
@@ -149,6 +155,7 @@ def _pair_rows(study: Study, chunk_size: int, out: ExclusionReasons) -> Iterator
             "rater_id",
             "right_id",
             "pk",
+            "meta",
         )
     )
     for (
@@ -169,6 +176,7 @@ def _pair_rows(study: Study, chunk_size: int, out: ExclusionReasons) -> Iterator
         rater_pk,
         right_pk,
         pair_pk,
+        meta,
     ) in pairs.iterator(chunk_size=chunk_size):
         # Left and right are as shown on the screen; the winner is always one of them.
         side = "left" if winner_id == left_id else "right"
@@ -194,6 +202,7 @@ def _pair_rows(study: Study, chunk_size: int, out: ExclusionReasons) -> Iterator
             submitted,
             left_gold or right_gold,
             out.reason(rater=rater_pk, items=(left_id, right_pk), kind="pair", judgment=pair_pk),
+            _meta(meta),
         )
 
 
@@ -210,6 +219,7 @@ def _turing_rows(study: Study, chunk_size: int, out: ExclusionReasons) -> Iterat
             "rater_id",
             "item_id",
             "pk",
+            "meta",
         )
     )
     for (
@@ -227,6 +237,7 @@ def _turing_rows(study: Study, chunk_size: int, out: ExclusionReasons) -> Iterat
         rater_pk,
         item_pk,
         turing_pk,
+        meta,
     ) in judgments.iterator(chunk_size=chunk_size):
         yield (
             "turing",
@@ -249,7 +260,13 @@ def _turing_rows(study: Study, chunk_size: int, out: ExclusionReasons) -> Iterat
             submitted,
             gold,
             out.reason(rater=rater_pk, items=(item_pk,), kind="turing", judgment=turing_pk),
+            _meta(meta),
         )
+
+
+def _meta(value: Any) -> str:
+    """A judgment's metadata, unchanged, as one JSON cell."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True) if value else ""
 
 
 def raw_judgment_rows(

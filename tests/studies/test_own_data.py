@@ -244,3 +244,29 @@ def test_the_agreement_exports_name_their_level(study: Study) -> None:
     assert columns["alpha_level"] == "ordinal"
     assert columns["unknown_background_raters"] == "150"
     assert columns["alpha_interval"] != ""
+
+
+def test_metadata_comes_back_unchanged_from_the_raw_export_and_the_api(study: Study) -> None:
+    import csv
+    import io
+
+    from apps.reports.services import study_raw_write
+
+    study_items_import(study=study, data=items(2), filename="items.jsonl")
+    meta = {"position": 3, "source_file": "grades.tsv", "note": "笑"}
+    line = {
+        "kind": "score",
+        "rater": "a",
+        "background": "unknown",
+        "item": "t1",
+        "grade": 2,
+        "meta": meta,
+    }
+    study_judgments_import(study=study, data=jsonl([line]), filename="j.jsonl")
+    out = io.StringIO()
+    study_raw_write(study=study, stream=out)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert json.loads(rows[0]["meta"]) == meta
+    from apps.api.serializers import ItemOut
+
+    assert ItemOut(Item.objects.get(external_id="t1")).data["meta"] == {"split": "dev"}
