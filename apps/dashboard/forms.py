@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
@@ -10,14 +11,78 @@ from apps.raters.models import BackgroundGroup
 from apps.studies.models import Study
 from apps.studies.services import EDITABLE_SETTINGS
 
+CUSTOM_RUBRIC = "custom"
+NO_BACKGROUNDS = "-"
+
+
+def _starting_spec() -> str:
+    """The humor scorecard as a custom rubric to edit: a copy, never the built-in one itself."""
+    from apps.studies.models import Rubric
+    from apps.studies.rubrics import rubric_spec
+
+    humor = Rubric.objects.filter(slug="humor").first()
+    if humor is None:
+        return ""
+    spec = rubric_spec(humor)
+    spec.pop("builtin", None)
+    spec.update(slug="my-rubric", name="My rubric")
+    return json.dumps(spec, ensure_ascii=False, indent=1)
+
 
 class StudyCreateForm(forms.Form):
     slug = forms.SlugField(label=_("Short name (in the rater link)"), max_length=64)
     name = forms.CharField(label=_("Name"), max_length=200)
-    rubric = forms.ChoiceField(
-        label=_("Rubric"),
-        choices=[("humor", _("Humor scorecard")), ("content", _("Content rubric"))],
+    rubric = forms.ChoiceField(label=_("Rubric"))
+    rubric_spec = forms.CharField(
+        label=_("Custom rubric (JSON; starts as a copy of the humor scorecard to edit)"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
     )
+    backgrounds = forms.CharField(
+        label=_(
+            "Rater background groups (codes, comma-separated; empty: the method's four; - : none)"
+        ),
+        required=False,
+        max_length=2000,
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        from apps.studies.models import Rubric
+
+        super().__init__(*args, **kwargs)
+        stored = [
+            (rubric.slug, rubric.name)
+            for rubric in Rubric.objects.order_by("-builtin", "slug").only("slug", "name")
+        ]
+        rubric_field = self.fields["rubric"]
+        assert isinstance(rubric_field, forms.ChoiceField)
+        rubric_field.choices = [
+            *stored,
+            (CUSTOM_RUBRIC, _("Custom rubric (edit the JSON below)")),
+        ]
+        self.fields["rubric_spec"].initial = _starting_spec()
+
+    def clean_rubric_spec(self) -> dict[str, Any] | None:
+        if self.cleaned_data.get("rubric") != CUSTOM_RUBRIC:
+            return None
+        text = self.cleaned_data.get("rubric_spec") or ""
+        try:
+            spec = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(
+                _("The custom rubric is not valid JSON: %(error)s") % {"error": exc.msg}
+            ) from exc
+        if not isinstance(spec, dict):
+            raise forms.ValidationError(_("The custom rubric must be a JSON object."))
+        return spec
+
+    def clean_backgrounds(self) -> list[tuple[str, dict[str, str]]] | None:
+        text = (self.cleaned_data.get("backgrounds") or "").strip()
+        if not text:
+            return None
+        if text == NO_BACKGROUNDS:
+            return []
+        return [(code.strip(), {}) for code in text.split(",") if code.strip()]
 
 
 class StudySettingsForm(forms.ModelForm):

@@ -19,6 +19,7 @@ from apps.dashboard.access import study_view
 from apps.dashboard.forms import ItemsUploadForm, QuotaForm, StudyCreateForm, StudySettingsForm
 from apps.dashboard.selectors import study_progress
 from apps.studies.models import Study
+from apps.studies.rubrics import RubricInvalid
 from apps.studies.selectors import studies_for_user
 from apps.studies.services import (
     EDITABLE_SETTINGS,
@@ -42,14 +43,22 @@ def study_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         if form.is_valid():
             try:
+                spec = form.cleaned_data["rubric_spec"]
                 study = study_create(
                     slug=form.cleaned_data["slug"],
-                    rubric_slug=form.cleaned_data["rubric"],
+                    rubric_slug="" if spec is not None else form.cleaned_data["rubric"],
+                    rubric_spec=spec,
                     name=form.cleaned_data["name"],
+                    backgrounds=form.cleaned_data["backgrounds"],
                     owner=request.user if isinstance(request.user, User) else None,
                 )
             except DomainError as exc:
-                form.add_error(exc.field if exc.field in form.fields else None, exc.message)
+                # A custom rubric's errors name its field (questions[0].max_value): shown there.
+                custom = spec is not None and (
+                    isinstance(exc, RubricInvalid) or exc.field == "rubric"
+                )
+                where = "rubric_spec" if custom else exc.field
+                form.add_error(where if where in form.fields else None, exc.message)
             else:
                 messages.success(
                     request, _("Study created as a draft. Upload items, then open it.")

@@ -225,7 +225,10 @@ def rubric_create(*, spec: Any) -> Rubric:
     """Store a custom rubric from its spec (rubric_spec_validate's rules)."""
     clean = rubric_spec_validate(spec)
     if Rubric.objects.filter(slug=clean["slug"]).exists():
-        raise Conflict(f"a rubric with slug {clean['slug']!r} already exists", field="slug")
+        raise Conflict(
+            f"a rubric with slug {clean['slug']!r} already exists; choose another slug",
+            field="rubric",
+        )
     rubric = Rubric.objects.create(
         slug=clean["slug"], name=clean["name"], kind=clean["kind"], builtin=False
     )

@@ -346,3 +346,61 @@ def test_the_heat_map_of_a_large_study_is_bounded_and_keeps_gaps_visible():
     svg = str(coverage_heatmap(Coverage(groups=["a", "b"], rows=rows, per_group_target=5)))
     assert svg.count("<rect") == MAX_HEATMAP_ROWS * 2
     assert "hsl(222,60%,96%)" in svg  # the gap still shows as an empty (palest) cell
+
+
+def test_a_study_with_a_custom_rubric_copied_from_the_humor_scorecard(outsider):
+    import json
+
+    page = client_for(outsider).get("/studies/new/").content.decode()
+    assert "my-rubric" in page  # the copy to edit
+    spec = {
+        "slug": "zero-based",
+        "name": "Zero-based",
+        "questions": [
+            {
+                "name": "grade",
+                "kind": "likert",
+                "min_value": 0,
+                "max_value": 3,
+                "prompt": {"en": "How funny?", "zh": "多好笑？"},
+            }
+        ],
+    }
+    response = client_for(outsider).post(
+        "/studies/new/",
+        {
+            "slug": "own",
+            "name": "Own",
+            "rubric": "custom",
+            "rubric_spec": json.dumps(spec),
+            "backgrounds": "students, staff",
+        },
+    )
+    assert response.status_code == 302
+    study = Study.objects.get(slug="own")
+    assert study.rubric.slug == "zero-based"
+    assert list(study.background_groups.values_list("code", flat=True)) == ["students", "staff"]
+
+
+def test_a_bad_custom_rubric_on_the_setup_page_names_the_field(outsider):
+    import json
+
+    spec = {
+        "slug": "bad",
+        "questions": [
+            {
+                "name": "grade",
+                "kind": "likert",
+                "min_value": 0,
+                "max_value": 0,
+                "prompt": {"en": "x", "zh": "y"},
+            }
+        ],
+    }
+    response = client_for(outsider).post(
+        "/studies/new/",
+        {"slug": "own", "name": "Own", "rubric": "custom", "rubric_spec": json.dumps(spec)},
+    )
+    assert response.status_code == 400
+    assert "questions[0].max_value" in response.content.decode()
+    assert not Study.objects.filter(slug="own").exists()
