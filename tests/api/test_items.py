@@ -213,8 +213,10 @@ def test_the_item_list_is_paginated_by_id(client, study):
         "humor_type",
         "topic",
         "lang",
+        "meta",
     }
     assert page["results"][0]["lang"] == "en"
+    assert page["results"][0]["meta"] == {}
     assert page["previous"] is None
     following = client.get(page["next"]).json()
     assert [row["id"] for row in following["results"]] == ["j2"]
