@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import math
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -348,13 +349,26 @@ def _choose_attention_item(study: Study, rater: Rater, tasks: selectors.RaterTas
     return min(gold)[1] if gold else None
 
 
+def _share(value: object) -> float:
+    """A stored task-mix share as a weight; anything but a finite non-negative number is 0
+    (the settings refuse such shares, see apps.studies.rules; this guards older rows)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    try:
+        share = float(value)
+    except OverflowError:
+        return 0.0
+    return share if math.isfinite(share) and share > 0 else 0.0
+
+
 def _kind_order(study: Study, rng: np.random.Generator) -> list[str]:
     """Kinds in the order to try: one drawn by the task mix first, the rest by weight."""
-    mix = {kind: float(study.task_mix.get(kind, 0.0)) for kind in Assignment.Kind.values}
+    mix = {kind: _share((study.task_mix or {}).get(kind)) for kind in Assignment.Kind.values}
     kinds = [kind for kind, weight in mix.items() if weight > 0]
     if not kinds:
         return []
     weights = np.array([mix[kind] for kind in kinds])
+    weights = weights / weights.max()  # shares near the float limit would sum to infinity
     first = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
     return [first, *sorted((k for k in kinds if k != first), key=lambda k: -mix[k])]
 

@@ -211,3 +211,19 @@ def test_the_admin_refuses_bad_task_mixes(study, admin_user, mix):
     form = _admin_form(study, admin_user, task_mix=mix)
     assert not form.is_valid()
     assert "task_mix" in form.errors
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        {"scorecard": 1e308, "pair": 1e308},
+        {"scorecard": -5, "turing": 1.0},
+        {"scorecard": "x", "turing": 1.0},
+    ],
+    ids=repr,
+)
+def test_a_bad_task_mix_stored_before_validation_still_gives_raters_a_task(study, stored):
+    Study.objects.filter(pk=study.pk).update(task_mix=stored)
+    rater = Client()
+    assert rater.post(f"/s/{study.slug}/", FORM).status_code == 302
+    assert rater.get(f"/s/{study.slug}/task/").status_code == 200
