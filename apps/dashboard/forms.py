@@ -6,6 +6,7 @@ from typing import Any
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from apps.core import jsonsafe
 from apps.raters.forms import label_for_language
 from apps.raters.models import BackgroundGroup
 from apps.studies.models import Study
@@ -67,10 +68,14 @@ class StudyCreateForm(forms.Form):
             return None
         text = self.cleaned_data.get("rubric_spec") or ""
         try:
-            spec = json.loads(text)
+            spec = jsonsafe.loads(text)
         except json.JSONDecodeError as exc:
             raise forms.ValidationError(
                 _("The custom rubric is not valid JSON: %(error)s") % {"error": exc.msg}
+            ) from exc
+        except jsonsafe.JsonRejected as exc:
+            raise forms.ValidationError(
+                _("The custom rubric is not valid JSON: %(error)s") % {"error": str(exc)}
             ) from exc
         if not isinstance(spec, dict):
             raise forms.ValidationError(_("The custom rubric must be a JSON object."))

@@ -156,3 +156,26 @@ def test_an_uploaded_file_of_deep_json_through_the_api_is_a_400(researcher):
     assert response.status_code == 400
     assert response.json()["errors"][0]["line"] == 1
     assert not Item.objects.filter(study=study).exists()
+
+
+def test_the_new_study_form_refuses_a_deeply_nested_custom_rubric():
+    from apps.dashboard.forms import CUSTOM_RUBRIC, StudyCreateForm
+
+    form = StudyCreateForm(
+        data={"slug": "deep", "name": "Deep", "rubric": CUSTOM_RUBRIC, "rubric_spec": DEEP}
+    )
+    assert not form.is_valid()
+    assert "nested more than" in str(form.errors["rubric_spec"])
+
+
+def test_judge_verdict_files_refuse_non_finite_numbers_naming_the_line(researcher):
+    from apps.core.errors import DomainError
+    from apps.screening.services.judge import judge_verdicts_load
+
+    _, study = researcher
+    ItemFactory(study=study, external_id="v1")
+    line = '{"item": "v1", "model": "m", "scores": {"funniness": 3}, "latency_ms": NaN}'
+    with pytest.raises(DomainError) as caught:
+        judge_verdicts_load(study=study, data=line.encode(), seed=1, rounds=20)
+    assert caught.value.message.startswith("line 1: latency_ms: must be a finite number")
+    assert caught.value.field == "latency_ms"

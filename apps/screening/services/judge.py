@@ -202,7 +202,7 @@ def judge_verdicts_load(*, study: Study, data: bytes, seed: int, rounds: int) ->
     refresh the comparison with the humans. Checked whole before anything is written: a bad line
     is an error naming it. Returns the number of verdicts stored. The demo uses it for its
     simulated judge."""
-    import json
+    from apps.core import jsonsafe
 
     items = dict(Item.objects.filter(study=study).values_list("external_id", "pk"))
     rows: list[tuple[int, str, dict[str, int], float | None]] = []
@@ -210,7 +210,9 @@ def judge_verdicts_load(*, study: Study, data: bytes, seed: int, rounds: int) ->
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = jsonsafe.loads(line)
+        except jsonsafe.JsonRejected as exc:
+            raise DomainError(f"line {number}: {exc}", field=exc.path or "data") from None
         except ValueError:
             raise DomainError(f"line {number}: not a JSON object", field="data") from None
         if not isinstance(row, dict):
