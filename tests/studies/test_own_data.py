@@ -270,3 +270,18 @@ def test_metadata_comes_back_unchanged_from_the_raw_export_and_the_api(study: St
     from apps.api.serializers import ItemOut
 
     assert ItemOut(Item.objects.get(external_id="t1")).data["meta"] == {"split": "dev"}
+
+
+def test_the_agreement_page_says_how_many_raters_backgrounds_are_unknown(study: Study) -> None:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from apps.studies.models import StudyMembership
+
+    _graded(study)
+    user = get_user_model().objects.create_user("owner", password="pw-owner-123")
+    StudyMembership.objects.create(study=study, user=user, role=StudyMembership.Role.OWNER)
+    client = Client()
+    client.force_login(user)
+    page = client.get(f"/studies/{study.slug}/results/agreement/").content.decode()
+    assert "150 raters&#x27; backgrounds are unknown" in page or "150 raters' backgrounds" in page

@@ -78,17 +78,28 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
             )
         )
     groups = sorted(group_names)
-    by_group = [
-        {
-            "question": name,
-            "measure": _headline_alpha(agreement[name])[0],
-            "cells": [
-                (agreement[name].get("krippendorff_alpha_by_group") or {}).get(g) for g in groups
-            ],
-        }
-        for name in questions.all
-        if name in agreement
-    ]
+    by_group = []
+    for name in questions.all:
+        if name not in agreement:
+            continue
+        entry = agreement[name]
+        by_group.append(
+            {
+                "question": name,
+                "measure": _headline_alpha(entry)[0],
+                "cells": [(entry.get("krippendorff_alpha_by_group") or {}).get(g) for g in groups],
+            }
+        )
+        # Interval alpha beside ordinal on numeric scales, in its own labelled row.
+        interval = entry.get("krippendorff_alpha_by_group_interval") or {}
+        if interval:
+            by_group.append(
+                {
+                    "question": name,
+                    "measure": "interval",
+                    "cells": [interval.get(g) for g in groups],
+                }
+            )
     flagged = sorted(
         (
             item
@@ -119,6 +130,8 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
         "download": download_url(request, study, "agreement"),
         "download_groups": download_url(request, study, "agreement-by-group"),
         "download_cross": download_url(request, study, "cross-group"),
+        # Raters of unknown background take part in no per-group or cross-group figure.
+        "unknown_raters": (payload.get("counts") or {}).get("raters_unknown_background") or 0,
     }
 
 
