@@ -228,3 +228,24 @@ def test_odd_page_parameters_fall_back_to_defaults(client, study, query):
     response = client.get(URL, query)
     assert response.status_code == 200
     assert response.json()["count"] == 3
+
+
+def test_a_crowd_sized_item_file_uploads_within_the_request_limits(client, study):
+    # 15,000 short texts with metadata, the size of the public crowd sets (about 1.6 MB).
+    content = "\n".join(
+        json.dumps(
+            {
+                "id": f"t{i:05d}",
+                "text": f"short humorous text {i}",
+                "source": "human",
+                "meta": {"split": "train" if i % 5 else "dev"},
+            }
+        )
+        for i in range(15_000)
+    ).encode()
+    response = client.post(
+        URL, {"file": SimpleUploadedFile("crowd.jsonl", content)}, format="multipart"
+    )
+    assert response.status_code == 201, response.content[:300]
+    assert Item.objects.filter(study=study, external_id__startswith="t").count() == 15_000
+    assert Item.objects.get(study=study, external_id="t00005").meta == {"split": "dev"}
