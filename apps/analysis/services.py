@@ -53,6 +53,14 @@ def _enqueue(study_id: int) -> None:
         AggregationState.objects.filter(study_id=study_id).update(scheduled=False)
 
 
+def _tasks_run_eagerly() -> bool:
+    # The Celery app's own flag, not the Django setting it was configured from: that flag is
+    # what decides whether apply_async runs the task right here.
+    from config.celery import app
+
+    return bool(app.conf.task_always_eager)
+
+
 class _EvidenceChanged:
     """The after-commit callback of study_results_request, tagged with its study."""
 
@@ -61,7 +69,7 @@ class _EvidenceChanged:
         self.inline = inline
 
     def __call__(self) -> None:
-        if not self.inline and settings.CELERY_TASK_ALWAYS_EAGER:
+        if not self.inline and _tasks_run_eagerly():
             # An eager "queue" would compute the results right here, inside an import; mark
             # them stale instead, for `manage.py aggregate` or the periodic sweep.
             _state_touch(self.study_id)
