@@ -269,16 +269,25 @@ def score_response_awaiting_verdict(
     *, rater: Rater, tasks: RaterTasks, session_id: int
 ) -> ScoreResponse | None:
     """This session's scorecard whose self-explanation is revealed and not yet judged: the
-    rater's next page, before any new task."""
+    rater's next page, before any new task.
+
+    Only ever the rater's latest answer: no new task is handed out while a reveal waits, so
+    the database is asked only when that answer is a scorecard with an explanation."""
+    if tasks.pending_id is not None:
+        return None
+    answered = [
+        t for t in tasks.tasks if t.session_id == session_id and t.status == Assignment.Status.DONE
+    ]
+    latest = max(answered, key=lambda t: t.position, default=None)
     revealed = tasks.items_revealed()
-    if not revealed:
+    if latest is None or latest.item_id not in revealed or latest.kind != Assignment.Kind.SCORECARD:
         return None
     return (
         ScoreResponse.objects.select_related("item")
         .filter(
             rater=rater,
             session_id=session_id,
-            item_id__in=revealed,
+            item_id=latest.item_id,
             explanation_match="",
             origin="collected",
         )
