@@ -102,3 +102,28 @@ def test_results_formats_before_aggregation_say_what_to_do_and_raw_still_works(
     assert list(tmp_path.iterdir()) == []
     run(demo_study.slug, "--format", "raw", "--out", str(tmp_path / "raw.csv"))
     assert (tmp_path / "raw.csv").read_text().startswith("kind,rater,")
+
+
+def test_the_report_is_written_in_the_language_the_researcher_chooses(demo_study, result):
+    english = run(demo_study.slug, "--format", "report-html")
+    chinese = run(demo_study.slug, "--format", "report-html", "--language", "zh-hans")
+    assert '<html lang="en">' in english
+    assert "<h2>Method</h2>" in english
+    assert '<html lang="zh-hans">' in chinese
+    assert "<h2>方法</h2>" in chinese
+    # The warnings in the reader's words; the figures are the same in both.
+    assert "Krippendorff's alpha" not in chinese.split('id="warnings"')[1].split("</section>")[0]
+    assert result.input_hash in chinese
+    table = run(
+        demo_study.slug, "--format", "tables", "--table", "warnings", "--language", "zh-hans"
+    )
+    rows = list(csv.DictReader(io.StringIO(table)))
+    assert [row["code"] for row in rows] == [w["code"] for w in result.payload["warnings"]]
+    for row in rows:
+        assert json.loads(row["params"]) is not None
+        assert row["message"].isascii()
+
+
+def test_an_unknown_report_language_is_refused():
+    with pytest.raises(CommandError, match="invalid choice"):
+        run("any", "--format", "report-html", "--language", "fr")

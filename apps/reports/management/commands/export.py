@@ -3,7 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import translation
 
 from apps.analysis.exports import FORMATS, render
 from apps.analysis.selectors import study_result_get
@@ -43,8 +45,18 @@ class Command(BaseCommand):
             help="With --format tables: write only this table as CSV (e.g. bradley_terry)",
         )
         parser.add_argument("--out", default=None, help="File to write (default: standard output)")
+        parser.add_argument(
+            "--language",
+            choices=[code for code, _name in settings.LANGUAGES],
+            default="en",
+            help="Language of the report and of the tables' labels and warning texts",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        with translation.override(options["language"]):
+            self._handle(**options)
+
+    def _handle(self, **options: Any) -> None:
         fmt, out, table = options["format"], options["out"], options["table"]
         if table is not None and fmt != "tables":
             raise CommandError("--table applies to --format tables only")
