@@ -4,6 +4,7 @@ import json
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from apps.core import jsonsafe
@@ -52,8 +53,11 @@ class StudyCreateForm(forms.Form):
 
         super().__init__(*args, **kwargs)
         stored = [
-            (rubric.slug, rubric.name)
-            for rubric in Rubric.objects.order_by("-builtin", "slug").only("slug", "name")
+            # A built-in rubric's name is in the catalogue; a researcher's is their own word.
+            (rubric.slug, gettext(rubric.name) if rubric.builtin else rubric.name)
+            for rubric in Rubric.objects.order_by("-builtin", "slug").only(
+                "slug", "name", "builtin"
+            )
         ]
         rubric_field = self.fields["rubric"]
         assert isinstance(rubric_field, forms.ChoiceField)

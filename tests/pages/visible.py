@@ -7,8 +7,9 @@ from html.parser import HTMLParser
 
 SHOWN_ATTRIBUTES = ("title", "placeholder", "alt", "aria-label")
 # Scripts and styles are not shown; <code> holds identifiers (item ids, table and file names,
-# slugs) that a reader types as they are.
-HIDDEN = {"script", "style", "template", "code", "kbd"}
+# slugs) that a reader types as they are; a <textarea> holds a value the researcher edits (the
+# custom rubric's JSON, whose keys are the interchange format's).
+HIDDEN = {"script", "style", "template", "code", "kbd", "textarea"}
 VOID = {
     "area",
     "base",
