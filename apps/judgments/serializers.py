@@ -4,6 +4,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.studies.rubrics import SCALE_LIMIT
+
 
 class _Common(serializers.Serializer):
     assignment = serializers.IntegerField(min_value=1)
@@ -12,7 +14,9 @@ class _Common(serializers.Serializer):
 
 
 class AnswerSerializer(serializers.Serializer):
-    value = serializers.IntegerField(min_value=0, max_value=10)
+    # Only the bound every scale lies within: the service checks each answer against its own
+    # question's scale and names it, so a custom rubric's -3..3 or 0..100 gets through here.
+    value = serializers.IntegerField(min_value=-SCALE_LIMIT, max_value=SCALE_LIMIT)
     at_ms = serializers.IntegerField(min_value=0, max_value=21_600_000)
 
 

@@ -452,3 +452,39 @@ def test_pair_and_turing_time_on_task_is_bounded_by_the_server_too():
     assert (
         judgment.active_seconds <= (judgment.submitted_at - assignment.created_at).total_seconds()
     )
+
+
+def _wide_scale_rubric() -> Rubric:
+    """A custom rubric on scales the built-in ones never use: -3..3 and 0..100."""
+    rubric = Rubric.objects.create(slug="wide", name="Wide", kind=Rubric.Kind.HUMOR)
+    for position, (name, low, high) in enumerate(
+        [("valence", -3, 3), ("percent", 0, 100)], start=1
+    ):
+        Question.objects.create(
+            rubric=rubric,
+            name=name,
+            position=position,
+            kind=Question.Kind.LIKERT,
+            min_value=low,
+            max_value=high,
+        )
+    return rubric
+
+
+def test_a_custom_rubrics_own_scale_is_what_the_rater_endpoint_accepts():
+    study = _study(rubric=_wide_scale_rubric())
+    client, _, assignment = _browser(study)
+    before = _stored()
+    refused = _post(
+        client, study, "scorecards", _scorecard(assignment, _answers(valence=-3, percent=101))
+    )
+    assert refused.status_code == 400
+    assert refused.json()["field"] == "answers.percent"
+    assert "0 to 100" in refused.json()["message"]
+    assert _stored() == before
+    accepted = _post(
+        client, study, "scorecards", _scorecard(assignment, _answers(valence=-3, percent=87))
+    )
+    assert accepted.status_code == 201, accepted.content
+    values = dict(ScoreAnswer.objects.values_list("question__name", "value"))
+    assert values == {"valence": -3, "percent": 87}
