@@ -194,6 +194,10 @@ def group_label(name: str, dimension: str, *, humor: bool = True) -> str:
         return background_label(name)
     if dimension == "source" and name == "human":
         return _("human")
+    if dimension in ("language", "rater_language"):
+        from apps.studies.languages import group_name
+
+        return group_name(name, dimension)
     return name
 
 

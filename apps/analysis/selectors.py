@@ -11,6 +11,7 @@ from apps.core.errors import NotFound
 from apps.exclusions.selectors import ExclusionSet
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
 from apps.raters.models import BackgroundGroup, Rater
+from apps.studies import languages
 from apps.studies.models import Item, Question, Study
 from apps.studies.selectors import study_questions
 
@@ -46,13 +47,14 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
             "safety_intercepted",
             "explanation",
             "content_type",
+            "language",
         )
     )
     rater_rows = list(
         Rater.objects.filter(study=study)
         .exclude(pk__in=out.raters)
         .order_by("pk")
-        .values_list("pk", "external_id", "background__code")
+        .values_list("pk", "external_id", "background__code", "languages")
     )
     questions = study_questions(study=study)
 
@@ -158,6 +160,8 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
         ),
         primary_question=primary_question(questions),
         item_content_type=[row[8] or "" for row in item_rows],
+        item_language=[row[9] for row in item_rows],
+        rater_languages=[languages.rater_key(row[3] or ()) for row in rater_rows],
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from apps.analysis import labels
 from apps.analysis.exports import item_rows
-from apps.analysis.stats.report import GROUP_DIMENSIONS
+from apps.analysis.stats.report import GROUP_DIMENSIONS, RATER_DIMENSIONS
 
 TABLE_NAMES = (
     "bradley_terry",
@@ -131,12 +131,12 @@ def group_table(
 ) -> Table:
     groups = _get(document, "groups", dimension) or {}
     questions = question_names(document, order)
-    size = "n_raters" if dimension == "background" else "n_items"
+    size = "n_raters" if dimension in RATER_DIMENSIONS else "n_items"
     columns = ["group", size]
     for name in questions:
         columns += _interval_columns(name)
     columns += _interval_columns("turing", "accuracy")
-    if dimension != "background":
+    if dimension not in RATER_DIMENSIONS:
         columns += ["offensive_items", "offense_rate", "safety_intercepted_items"]
     rows = []
     for group in sorted(groups):
@@ -145,7 +145,7 @@ def group_table(
         for name in questions:
             row += _interval(_get(entry, "questions", name))
         row += _interval(entry.get("turing_accuracy"))
-        if dimension != "background":
+        if dimension not in RATER_DIMENSIONS:
             row += [
                 entry.get("offensive_items"),
                 entry.get("offense_rate"),

@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 
 from apps.analysis import labels
 from apps.analysis.stats.inputs import Thresholds
+from apps.analysis.stats.report import RATER_DIMENSIONS
 from apps.core.spreadsheet import SafeCsvWriter
 from apps.reports.tables import (
     PROVENANCE,
@@ -31,6 +32,7 @@ from apps.reports.tables import (
     provenance_table,
     question_names,
 )
+from apps.studies.languages import group_name
 
 Progress = Callable[[int], None]
 
@@ -239,12 +241,14 @@ def _summary(
     humor: bool = True,
 ) -> dict[str, Any]:
     groups = (document.get("groups") or {}).get(dimension) or {}
-    size = "n_raters" if dimension == "background" else "n_items"
+    size = "n_raters" if dimension in RATER_DIMENSIONS else "n_items"
     headings = {
         "humor_type": _("humor type") if humor else _("type"),
         "source": _("source"),
         "level": _("level"),
         "background": _("background"),
+        "language": _("item language"),
+        "rater_language": _("rater language"),
         "n_items": _("n items"),
         "n_raters": _("n raters"),
     }
@@ -258,13 +262,13 @@ def _summary(
         for q in questions
     ]
     # Turing accuracy belongs to items; a rater-background split has none.
-    turing = dimension != "background"
+    turing = dimension not in RATER_DIMENSIONS
     if turing:
         columns.append(_("Turing accuracy"))
     rows = []
     for group in sorted(groups):
         entry = groups[group]
-        row = [group, fmt(entry.get(size))]
+        row = [group_name(group, dimension), fmt(entry.get(size))]
         for q in questions:
             stats = (entry.get("questions") or {}).get(q.name)
             row.append(fmt_percent(stats) if q.is_binary else fmt_interval(stats))
@@ -524,6 +528,16 @@ def report_context(
             _summary(document, "source", _("By source (model or human)"), questions),
             _summary(document, "level", _("By test level"), questions),
             _summary(document, "background", _("By rater background"), questions),
+            # A study in several languages: the same split by the item's language and by the
+            # languages its raters read.
+            *(
+                [
+                    _summary(document, "language", _("By item language"), questions),
+                    _summary(document, "rater_language", _("By rater language"), questions),
+                ]
+                if len((document.get("groups") or {}).get("language") or {}) > 1
+                else []
+            ),
         ],
         "leaderboards": _leaderboards(document, study, primary),
         "agreement": _agreement(document, questions),

@@ -70,3 +70,12 @@ def rater_key_name(key: str) -> str:
     if key == UNSTATED:
         return str(_("not stated"))
     return " + ".join(name(code) for code in key.split("+"))
+
+
+def group_name(group: str, dimension: str) -> str:
+    """A results group's name for a page: languages by name, any other group as it is."""
+    if dimension == "language":
+        return name(group)
+    if dimension == "rater_language":
+        return rater_key_name(group)
+    return group

@@ -69,6 +69,10 @@ class StudyInputs:
     offense_question: str = "offensive"
     # Content type of each item ("" when none: humor studies), for generated-content studies.
     item_content_type: list[str] = field(default_factory=list)
+    # Language code of each item ("en", "zh"), and the languages each rater reads as one group
+    # ("en", "zh", "en+zh"; "unstated" when not stated). Empty lists when not loaded.
+    item_language: list[str] = field(default_factory=list)
+    rater_languages: list[str] = field(default_factory=list)
 
     @property
     def n_items(self) -> int:
@@ -96,6 +100,8 @@ class StudyInputs:
             [f"{q.name}:{q.kind}:{q.min_value}:{q.max_value}" for q in self.questions],
             # Only when present, so the digests of studies without content types are unchanged.
             *([self.item_content_type] if any(self.item_content_type) else []),
+            self.item_language,
+            self.rater_languages,
         ):
             hasher.update("\x1f".join(values).encode())
             hasher.update(b"\x1e")
@@ -143,6 +149,7 @@ def inputs_without_items(inputs: StudyInputs, keep: np.ndarray) -> StudyInputs:
         item_content_type=[inputs.item_content_type[i] for i in kept]
         if inputs.item_content_type
         else [],
+        item_language=[inputs.item_language[i] for i in kept] if inputs.item_language else [],
         item_safety_intercepted=inputs.item_safety_intercepted[kept],
         item_has_explanation=inputs.item_has_explanation[kept],
         score_item=new_index[inputs.score_item[score_rows]],

@@ -60,8 +60,12 @@ GROUP_DIMENSIONS = (
     "humor_type",
     "level_humor_type",
     "content_type",
+    "language",
     "background",
+    "rater_language",
 )
+# The groups of raters rather than of items: their tables count raters, not items.
+RATER_DIMENSIONS = ("background", "rater_language")
 
 
 def _num(value: Any) -> Any:
@@ -182,6 +186,7 @@ def _items(
                 "level": inputs.item_level[i],
                 "humor_type": inputs.item_humor_type[i],
                 "content_type": inputs.item_content_type[i] if inputs.item_content_type else "",
+                "language": inputs.item_language[i] if inputs.item_language else "",
                 "topic": inputs.item_topic[i],
                 "safety_intercepted": bool(inputs.item_safety_intercepted[i]),
                 "n_raters": int(raters_per_item[i]),
@@ -426,6 +431,30 @@ def _group_tables(
     return tables
 
 
+def _rater_language_table(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
+    """The same means split by the languages the rater reads ("en", "zh", "en+zh",
+    "unstated"): rows grouped by rater, not item."""
+    rater_group, names = _codes(inputs.rater_languages)
+    table: dict[str, Any] = {
+        name: {"n_raters": int(np.sum(rater_group == g)), "questions": {}}
+        for g, name in enumerate(names)
+    }
+    for q, question in enumerate(inputs.questions):
+        rows = _question_rows(inputs, q)
+        est, low, high, n = grouped_mean_ci(
+            inputs.score_value[rows],
+            rater_group[inputs.score_rater[rows]],
+            len(names),
+            clusters=inputs.score_rater[rows],
+            rounds=rounds,
+            seed=seed + q,
+            level=LEVEL,
+        )
+        for g, name in enumerate(names):
+            table[name]["questions"][question.name] = _interval(est[g], low[g], high[g], int(n[g]))
+    return table
+
+
 def _turing(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
     is_ai_item = ~inputs.item_is_human
     is_ai = is_ai_item[inputs.turing_item]
@@ -652,9 +681,14 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
     if any(inputs.item_content_type):
         # Generated-content studies: news, analysis, creative (the weights differ per type).
         labels["content_type"] = [ct or "unspecified" for ct in inputs.item_content_type]
+    if inputs.item_language:
+        # Last, so the other dimensions' Turing seeds stay as they were.
+        labels["language"] = inputs.item_language
     groups: dict[str, Any] = _group_tables(
         inputs, labels, items, seed + _SEED_GROUPS, rounds, background=True
     )
+    if inputs.rater_languages:
+        groups["rater_language"] = _rater_language_table(inputs, seed + _SEED_GROUPS + 950, rounds)
     public_agreement = {
         name: {
             **{key: value for key, value in entry.items() if not key.startswith("_")},

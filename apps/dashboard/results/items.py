@@ -41,6 +41,7 @@ def _item_columns(
         "level": (_("Level"), lambda item, bt: item.get("level")),
         "humor_type": (type_label or "", lambda item, bt: item.get("humor_type")),
         "topic": (_("Topic"), lambda item, bt: item.get("topic")),
+        "language": (_("Language"), lambda item, bt: item.get("language")),
         "n_raters": (_("Raters"), lambda item, bt: item.get("n_raters")),
         "n_pairs": (_("Pairs"), lambda item, bt: item.get("n_pairs")),
     }
@@ -88,12 +89,13 @@ def items_context(request: HttpRequest, study: Study, payload: Payload) -> dict[
         "level": group_order((groups.get("level") or {}).keys(), "level"),
         "humor_type": group_order((groups.get("humor_type") or {}).keys(), "humor_type"),
         "source": group_order((groups.get("source") or {}).keys(), "source"),
+        "language": group_order((groups.get("language") or {}).keys(), "language"),
         "flag": FLAGS,
     }
     if not show_type:
         del filters["humor_type"]
     chosen = {name: request.GET.get(name, "") for name in filters}
-    for name in ("level", "humor_type", "source"):
+    for name in ("level", "humor_type", "source", "language"):
         if chosen.get(name):
             items = [item for item in items if item.get(name) == chosen[name]]
     if chosen["flag"]:
@@ -183,7 +185,8 @@ def items_csv(payload: Payload, questions: Questions) -> Table:
         "bt_rank",
         "bt_component",
     ]
-    header += ["flags"]
+    # Appended, so scripts reading the earlier columns by position keep working.
+    header += ["flags", "language"]
     rows = []
     for item in payload.get("items") or []:
         row = [
@@ -207,6 +210,6 @@ def items_csv(payload: Payload, questions: Questions) -> Table:
             score.get("rank"),
             score.get("component"),
         ]
-        row += [";".join(item.get("flags", []))]
+        row += [";".join(item.get("flags", [])), item.get("language", "")]
         rows.append(row)
     return header, rows

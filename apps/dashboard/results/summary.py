@@ -1,5 +1,5 @@
-"""The summary page: the method's table by humor type, content type, level, source and
-background.
+"""The summary page: the method's table by humor type, content type, level, source, item
+language, rater background and rater language.
 
 A study on another rubric than the humor one (the content rubric) reads the same tables in
 neutral words: its items are texts, not jokes, and a type table is shown only when its items
@@ -87,6 +87,11 @@ def summary_context(request: HttpRequest, study: Study, payload: Payload) -> dic
         # Only items that carry a content type (the content rubric's articles) have this table.
         tables.append(("content_type", _("By content type")))
     tables += [("source", _("By source model")), ("level", _("By level"))]
+    groups = payload.get("groups") or {}
+    several_languages = len(groups.get("language") or {}) > 1
+    if several_languages:
+        # Items of each language are judged by their own readers: compare within a language.
+        tables.append(("language", _("By item language")))
     # Only the humor rubric asks whether an item is offensive; elsewhere the rate would be an
     # empty 0% unless the rubric has the same flag.
     offense = humor or "offensive" in questions.binary
@@ -103,6 +108,9 @@ def summary_context(request: HttpRequest, study: Study, payload: Payload) -> dic
             for dim, title in tables
         ],
         "background": group_rows(payload, "background", questions, humor=humor),
+        "rater_language": group_rows(payload, "rater_language", questions, humor=humor)
+        if several_languages or len(groups.get("rater_language") or {}) > 1
+        else [],
         "warnings": labels.study_warnings(
             payload.get("warnings") or [], payload.get("items") or []
         ),

@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 
 from apps.analysis import labels
 from apps.dashboard import charts
+from apps.studies import languages
 
 register = template.Library()
 
@@ -52,6 +53,12 @@ def get(mapping: Mapping[str, Any] | None, key: str) -> Any:
 def level_label(level: str) -> str:
     """A test level's label ("multi_turn" -> "Multi-turn reply"); unknown codes as they are."""
     return labels.level_label(level)
+
+
+@register.filter
+def language_label(code: str) -> str:
+    """An item language's name in the page's language ("zh" -> "Chinese"); unknown as it is."""
+    return languages.name(code or "")
 
 
 @register.filter

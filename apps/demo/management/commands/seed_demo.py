@@ -16,11 +16,24 @@ from apps.screening.selectors import screening_run_latest
 from apps.screening.services.judge import judge_verdicts_load
 from apps.screening.services.runs import screening_run_start
 from apps.studies.models import Study, StudyMembership
-from apps.studies.services import study_create, study_items_import, study_member_add
+from apps.studies.services import (
+    study_create,
+    study_items_import,
+    study_member_add,
+    study_quotas_set,
+)
 
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
 CONTENT_DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo_content"
 CONTENT_SLUG = "demo-content"
+# Places per background group for raters who enrol through the rater link; in these two-language
+# studies they count per language (up to this many readers of each language per group).
+DEMO_QUOTAS: dict[str, int | None] = {
+    "technical": 10,
+    "content_operations": 10,
+    "administrative_support": 10,
+    "traditional_industries": 10,
+}
 
 
 class Command(BaseCommand):
@@ -57,7 +70,10 @@ class Command(BaseCommand):
                     turing_judgments_per_item=10,
                     adaptive_pairing=True,
                     tasks_per_session=30,
+                    # A session of 30 tasks meets an attention check about every seventh task.
+                    attention_check_rate=0.15,
                 )
+                study_quotas_set(study=study, quotas=DEMO_QUOTAS)
             self._load(study, DEMO_DIR, "Demo study", aggregate=aggregate)
             # The generation page starts from the example prompt sets (English and Chinese).
             prompt_set_examples_install(study=study)
@@ -77,7 +93,9 @@ class Command(BaseCommand):
                     turing_judgments_per_item=5,
                     adaptive_pairing=True,
                     tasks_per_session=20,
+                    attention_check_rate=0.15,
                 )
+                study_quotas_set(study=content, quotas=DEMO_QUOTAS)
             self._load(content, CONTENT_DEMO_DIR, "Content demo study", aggregate=aggregate)
             if aggregate:
                 # Its metrics need the embedding model: the task worker computes them (a
@@ -92,6 +110,13 @@ class Command(BaseCommand):
         items = study_items_import(
             study=study, data=(folder / "items.jsonl").read_bytes(), filename="items.jsonl"
         )
+        # Gold items a rater meets at the study's attention-check rate, one per language at
+        # least; they test raters and are never part of the results.
+        checks = study_items_import(
+            study=study,
+            data=(folder / "attention_checks.jsonl").read_bytes(),
+            filename="attention_checks.jsonl",
+        )
         judgments = study_judgments_import(
             study=study,
             data=(folder / "judgments.jsonl").read_bytes(),
@@ -101,7 +126,8 @@ class Command(BaseCommand):
             study_aggregate(study=study)
         self.stdout.write(
             f"{label} {study.slug!r}: {items.created} items added ({items.unchanged} present), "
-            f"{judgments.total_created} judgments added ({judgments.unchanged} present)"
+            f"{judgments.total_created} judgments added ({judgments.unchanged} present), "
+            f"{checks.created} attention checks added ({checks.unchanged} present)"
         )
 
     def _screening(self, study: Study, *, aggregate: bool) -> None:
