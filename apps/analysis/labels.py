@@ -304,6 +304,21 @@ def warning_text(warning: Mapping[str, Any]) -> str:
             "%(count)s items appear in no pair judgment and have no Bradley-Terry score.",
             count,
         ) % {"count": count}
+    if code == "bt_not_converged":
+        return _("The Bradley-Terry fit did not converge; its scores are not final.")
+    if code == "bt_disconnected_rounds":
+        return _(
+            "%(count)s of %(rounds)s bootstrap rounds split the comparisons into separate "
+            "groups: the design is too sparse for the intervals to be trusted fully."
+        ) % {"count": _number(p["count"]), "rounds": _number(p["rounds"])}
+    if code == "bt_unbounded_items":
+        return ngettext(
+            "%(count)s item won or lost every comparison: no finite Bradley-Terry score, not "
+            "ranked.",
+            "%(count)s items won or lost every comparison: no finite Bradley-Terry score, not "
+            "ranked.",
+            count,
+        ) % {"count": count}
     if code == "controversial":
         return _(
             "%(subject)s: agreement %(value)s is below %(threshold)s; too controversial to rank on."
@@ -333,6 +348,9 @@ def warning_title(code: str) -> str:
         "culture_dependent_items": _("culture-dependent items"),
         "disconnected_comparisons": _("separate comparison groups"),
         "items_never_paired": _("items never paired"),
+        "bt_not_converged": _("fit not converged"),
+        "bt_disconnected_rounds": _("sparse comparisons"),
+        "bt_unbounded_items": _("undefeated or never winning items"),
         "controversial": _("controversial"),
         "culture_dependent": _("culture-dependent"),
     }

@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 # The results sections, in tab order: (URL key, tab label).
 RESULT_SECTIONS = [
+    ("models", _("Models")),
     ("leaderboard", _("Leaderboard")),
     ("items", _("Items")),
     ("agreement", _("Agreement")),

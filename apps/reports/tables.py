@@ -25,6 +25,7 @@ TABLE_NAMES = (
     "agreement_by_group",
     "agreement_per_item",
     "turing",
+    "models",
     "diagnostics",
     "warnings",
 )
@@ -138,6 +139,8 @@ def group_table(
     columns += _interval_columns("turing", "accuracy")
     if dimension not in RATER_DIMENSIONS:
         columns += ["offensive_items", "offense_rate", "safety_intercepted_items"]
+        columns += _interval_columns("offense_any_rater", "rate")
+        columns += _interval_columns("offense_share_of_raters", "rate")
     rows = []
     for group in sorted(groups):
         entry = groups[group]
@@ -151,6 +154,8 @@ def group_table(
                 entry.get("offense_rate"),
                 entry.get("safety_intercepted_items"),
             ]
+            row += _interval(_get(entry, "offense", "any_rater"))
+            row += _interval(_get(entry, "offense", "share_of_raters"))
         rows.append(row)
     return Table(f"groups_{dimension}", columns, rows)
 
@@ -347,6 +352,101 @@ def provenance_table(document: dict[str, Any], *, study: str = "") -> Table:
     return Table(PROVENANCE, ["key", "value"], rows)
 
 
+MODEL_VIEWS = ("by_level", "by_humor_type", "by_language")
+MODELS_COLUMNS = [
+    "view",
+    "group",
+    "row",
+    "source",
+    "other",
+    "measure",
+    "value",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_holm",
+    "n_items",
+    "n_raters",
+]
+
+
+def models_table(document: dict[str, Any], order: Sequence[str] | None = None) -> Table:
+    """The model comparison (`models`): per view, each source's intervals, then every pairwise
+    difference (with p_a_beats_b on its own row after each Bradley-Terry difference)."""
+    models = document.get("models") or {}
+    questions = question_names(document, order)
+    views: list[tuple[str, str, dict[str, Any]]] = [("overall", "", models)]
+    for dimension in MODEL_VIEWS:
+        for name, view in sorted((models.get(dimension) or {}).items()):
+            views.append((dimension, name, view))
+    rows: list[list[Any]] = []
+    for dimension, name, view in views:
+        for source, entry in (view.get("by_model") or {}).items():
+            base = [dimension, name, "source", source, ""]
+            counts = [entry.get("n_items"), entry.get("n_raters")]
+            measures: list[tuple[str, Any]] = []
+            for q in questions:
+                measures += [
+                    (q, _get(entry, "questions", q)),
+                    (f"{q}_fixed_items", _get(entry, "fixed_items", q)),
+                    (f"{q}_adjusted", _get(entry, "adjusted", q)),
+                ]
+            measures += [
+                ("bt", entry.get("bt")),
+                ("judged_human", entry.get("judged_human")),
+                ("offense_any_rater", _get(entry, "offense", "any_rater")),
+                ("offense_share_of_raters", _get(entry, "offense", "share_of_raters")),
+            ]
+            for measure, stats in measures:
+                rows.append(
+                    [
+                        *base,
+                        measure,
+                        _get(stats, "value"),
+                        _get(stats, "ci_low"),
+                        _get(stats, "ci_high"),
+                        None,
+                        None,
+                        *counts,
+                    ]
+                )
+            rank = entry.get("rank") or {}
+            rows.append(
+                [*base, "rank", None, rank.get("low"), rank.get("high"), None, None, *counts]
+            )
+        for diff in view.get("differences") or []:
+            head = [dimension, name, "difference", diff.get("a"), diff.get("b")]
+            rows.append(
+                [
+                    *head,
+                    diff.get("question"),
+                    diff.get("value"),
+                    diff.get("ci_low"),
+                    diff.get("ci_high"),
+                    diff.get("p_value"),
+                    diff.get("p_holm"),
+                    None,
+                    None,
+                ]
+            )
+            beats = diff.get("p_a_beats_b")
+            if beats:
+                rows.append(
+                    [
+                        *head,
+                        "p_a_beats_b",
+                        beats.get("value"),
+                        beats.get("ci_low"),
+                        beats.get("ci_high"),
+                        None,
+                        None,
+                        None,
+                        None,
+                    ]
+                )
+    return Table("models", MODELS_COLUMNS, rows)
+
+
 def result_tables(document: dict[str, Any], order: Sequence[str] | None = None) -> list[Table]:
     """Every table, in TABLE_NAMES order; `order` is the rubric's question order."""
     groups = [group_table(document, dimension, order) for dimension in GROUP_DIMENSIONS]
@@ -359,6 +459,7 @@ def result_tables(document: dict[str, Any], order: Sequence[str] | None = None) 
         agreement_by_group_table(document, order),
         agreement_per_item_table(document, order),
         turing_table(document),
+        models_table(document, order),
         diagnostics_table(document),
         warnings_table(document),
     ]
@@ -380,6 +481,7 @@ def result_table(document: dict[str, Any], name: str, order: Sequence[str] | Non
         "agreement_by_group": lambda: agreement_by_group_table(document, order),
         "agreement_per_item": lambda: agreement_per_item_table(document, order),
         "turing": lambda: turing_table(document),
+        "models": lambda: models_table(document, order),
         "diagnostics": lambda: diagnostics_table(document),
         "warnings": lambda: warnings_table(document),
     }

@@ -263,6 +263,11 @@ def _summary(
     ]
     # Turing accuracy belongs to items; a rater-background split has none.
     turing = dimension not in RATER_DIMENSIONS
+    # Both readings of offense, as on the results pages: the question's column above is the
+    # share of raters' answers; this one is the method's rule (any rater flags the item).
+    offense = turing and any("offense" in entry for entry in groups.values())
+    if offense:
+        columns.append(_("Offensive items (any rater)"))
     if turing:
         columns.append(_("Turing accuracy"))
     rows = []
@@ -272,6 +277,8 @@ def _summary(
         for q in questions:
             stats = (entry.get("questions") or {}).get(q.name)
             row.append(fmt_percent(stats) if q.is_binary else fmt_interval(stats))
+        if offense:
+            row.append(fmt_percent((entry.get("offense") or {}).get("any_rater")))
         if turing:
             row.append(fmt_percent(entry.get("turing_accuracy")))
         rows.append(row)
@@ -394,6 +401,88 @@ def _turing(document: dict[str, Any]) -> list[dict[str, Any]]:
         }
         for source, entry in entries
     ]
+
+
+def _rank_range(rank: Any) -> str:
+    if not isinstance(rank, dict) or rank.get("low") is None:
+        return DASH
+    low, high = rank["low"], rank["high"]
+    return str(low) if low == high else f"{low}\u2013{high}"
+
+
+def _models(
+    document: dict[str, Any], questions: list[ReportQuestion], primary: str | None
+) -> list[dict[str, Any]]:
+    """The model comparison, overall and per level: one table of sources, one of differences."""
+    models = document.get("models") or {}
+    scale = [q.name for q in questions if not q.is_binary]
+    views: list[tuple[str, dict[str, Any]]] = [(_("All items"), models)]
+    for level in sorted(models.get("by_level") or {}):
+        views.append(
+            (_("Level: %(level)s") % {"level": level}, (models.get("by_level") or {})[level])
+        )
+    out = []
+    for title, view in views:
+        by_model = view.get("by_model") or {}
+        if not by_model:
+            continue
+        sources = sorted(by_model, key=lambda name: (name == "human", name))
+        rows = []
+        for name in sources:
+            entry = by_model[name]
+            offense = entry.get("offense") or {}
+            bt = entry.get("bt") or {}
+            rows.append(
+                {
+                    "source": name,
+                    "n_items": fmt(entry.get("n_items")),
+                    "n_raters": fmt(entry.get("n_raters")),
+                    "rank": _rank_range(entry.get("rank")),
+                    "questions": [
+                        (
+                            fmt_interval((entry.get("questions") or {}).get(q)),
+                            fmt_interval((entry.get("fixed_items") or {}).get(q)),
+                            fmt_interval((entry.get("adjusted") or {}).get(q)),
+                        )
+                        for q in scale
+                    ],
+                    "bt": _("undefeated")
+                    if bt.get("flag") == "undefeated"
+                    else _("never won")
+                    if bt.get("flag") == "never_won"
+                    else fmt_interval(bt),
+                    "judged_human": fmt_percent(entry.get("judged_human")),
+                    "offense_any": fmt_percent(offense.get("any_rater")),
+                    "offense_share": fmt_percent(offense.get("share_of_raters")),
+                }
+            )
+        shown = {*scale, "bt", "judged_human"}
+        differences = [
+            {
+                "a": row.get("a"),
+                "b": row.get("b"),
+                "measure": row.get("question"),
+                "value": fmt_percent(row)
+                if row.get("question") == "judged_human"
+                else fmt_interval(row),
+                "p_holm": fmt(row.get("p_holm"), 3),
+                "p_a_beats_b": fmt_percent(row.get("p_a_beats_b"))
+                if row.get("p_a_beats_b")
+                else DASH,
+            }
+            for row in view.get("differences") or []
+            if row.get("question") in shown
+        ]
+        out.append(
+            {
+                "title": title,
+                "questions": scale,
+                "rows": rows,
+                "differences": differences,
+                "rank_basis": view.get("rank_basis") or DASH,
+            }
+        )
+    return out
 
 
 def _diagnostics(document: dict[str, Any]) -> list[tuple[str, str]]:
@@ -542,6 +631,7 @@ def report_context(
         "leaderboards": _leaderboards(document, study, primary),
         "agreement": _agreement(document, questions),
         "turing": _turing(document),
+        "models": _models(document, questions, primary),
         "diagnostics": _diagnostics(document),
         "warnings": labels.study_warnings(
             document.get("warnings") or [], document.get("items") or []

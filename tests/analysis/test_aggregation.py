@@ -40,7 +40,17 @@ def test_aggregate_stores_results_with_seed_rounds_and_input_hash(demo_study):
         item["item"] for item in payload["items"]
     }
     for row in payload["bradley_terry"]:
+        if {"undefeated", "never_won"} & set(row["flags"]):
+            # Won or lost every comparison: no finite score, interval or rank.
+            assert row["score"] is None
+            assert row["ci_low"] is None
+            assert row["rank"] is None
+            continue
         assert row["ci_low"] <= row["score"] <= row["ci_high"]
+    fit = payload["bradley_terry_fit"]
+    assert fit["rounds"] == 50
+    assert isinstance(fit["converged"], bool)
+    assert fit["disconnected_rounds"] >= 0
     assert set(payload["agreement"]) == {"surprise", "coherence", "funniness", "offensive"}
     assert set(payload["agreement"]["funniness"]["krippendorff_alpha"]) == {
         "nominal",

@@ -25,7 +25,7 @@ from apps.studies.services import study_create, study_member_add
 
 pytestmark = pytest.mark.django_db
 
-SECTIONS = ["leaderboard", "items", "agreement", "turing", "quality", "safety"]
+SECTIONS = ["models", "leaderboard", "items", "agreement", "turing", "quality", "safety"]
 PAGES = ["", *(f"{section}/" for section in SECTIONS)]
 MAX_QUERIES = 15
 
@@ -188,7 +188,11 @@ def test_leaderboard_shows_the_stored_scores_and_ranks(results, demo_study, memb
     bt = payload["bradley_terry"]
     sizes = {c: sum(1 for r in bt if r["component"] == c) for c in {r["component"] for r in bt}}
     largest = min(sizes, key=lambda c: (-sizes[c], c))
-    top = max((r for r in bt if r["component"] == largest), key=lambda r: r["score"])
+    # Items without a finite score (undefeated, never won) are not drawn.
+    top = max(
+        (r for r in bt if r["component"] == largest and r["score"] is not None),
+        key=lambda r: r["score"],
+    )
     chart = text[text.index("<svg") : text.index("</svg>")]
     assert top["item"] in chart
     assert f"{fmt(top['score'])} [{fmt(top['ci_low'])}, {fmt(top['ci_high'])}]" in chart
@@ -300,7 +304,9 @@ def test_items_sort_by_a_column_in_both_directions(results, demo_study, member):
     assert [funniness[i] for i in down] == sorted(funniness.values(), reverse=True)
     up = item_ids(page_text(member.get(url(demo_study, "items/?sort=funniness&dir=asc"))))
     assert [funniness[i] for i in up] == sorted(funniness.values())
-    scores = {r["item"]: r["score"] for r in results.payload["bradley_terry"]}
+    scores = {
+        r["item"]: r["score"] for r in results.payload["bradley_terry"] if r["score"] is not None
+    }
     by_bt = item_ids(page_text(member.get(url(demo_study, "items/?sort=bt_score&dir=desc"))))
     assert by_bt[0] == max(scores, key=scores.get)
 
@@ -365,9 +371,9 @@ def test_every_download_is_a_csv_with_a_header_row(results, demo_study, member, 
 def test_downloads_match_the_payload_exactly(results, demo_study, member):
     payload = results.payload
     rows = read_csv(member.get(data_url(demo_study, "leaderboard")))
-    assert [(r["item"], number(r["score"]), number(r["ci_low"]), int(r["rank"])) for r in rows] == [
-        (b["item"], b["score"], b["ci_low"], b["rank"]) for b in payload["bradley_terry"]
-    ]
+    assert [
+        (r["item"], number(r["score"]), number(r["ci_low"]), number(r["rank"])) for r in rows
+    ] == [(b["item"], b["score"], b["ci_low"], b["rank"]) for b in payload["bradley_terry"]]
     rows = read_csv(member.get(data_url(demo_study, "items")))
     assert len(rows) == len(payload["items"])
     for row, item in zip(rows, payload["items"], strict=True):

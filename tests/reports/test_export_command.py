@@ -37,6 +37,7 @@ def test_every_format_is_written_to_out(demo_study, result, tmp_path):
     slug = demo_study.slug
     payload = result.payload
     bt = {row["item"]: row["score"] for row in payload["bradley_terry"]}
+    scored = {item: score for item, score in bt.items() if score is not None}
     written = {}
     for fmt in ("json", "jsonl", "csv", "xlsx", "raw", "tables", "report-html", "report-pdf"):
         path = tmp_path / f"out.{fmt}"
@@ -45,7 +46,9 @@ def test_every_format_is_written_to_out(demo_study, result, tmp_path):
 
     assert json.loads(written["json"])["input_hash"] == result.input_hash
     lines = [json.loads(line) for line in written["jsonl"].decode().splitlines()]
-    assert {line["item"]: line["bt_score"] for line in lines if line["bt_score"] is not None} == bt
+    assert {
+        line["item"]: line["bt_score"] for line in lines if line["bt_score"] is not None
+    } == scored
     rows = list(csv.DictReader(io.StringIO(written["csv"].decode())))
     assert len(rows) == 70
     workbook = load_workbook(io.BytesIO(written["xlsx"]), read_only=True)
@@ -55,7 +58,7 @@ def test_every_format_is_written_to_out(demo_study, result, tmp_path):
     with zipfile.ZipFile(io.BytesIO(written["tables"])) as archive:
         assert len(archive.namelist()) == len(SELECTABLE_TABLES)
         scores = list(csv.DictReader(io.StringIO(archive.read("bradley_terry.csv").decode())))
-    assert {row["item"]: float(row["score"]) for row in scores} == bt
+    assert {row["item"]: float(row["score"]) if row["score"] else None for row in scores} == bt
     assert result.input_hash.encode() in written["report-html"]
     assert written["report-pdf"].startswith(b"%PDF-")
 

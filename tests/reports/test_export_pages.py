@@ -223,7 +223,7 @@ def test_direct_downloads_carry_the_stored_numbers(login, study):
     )
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode("utf-8"))))
-    assert [float(row["score"]) for row in rows] == [
+    assert [float(row["score"]) if row["score"] else None for row in rows] == [
         row["score"] for row in payload["bradley_terry"]
     ]
     report = client.get(reverse("reports:direct", args=[study.slug, "report-html"]))

@@ -78,6 +78,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
+from scipy.special import ndtr, stdtrit
 
 from apps.analysis.stats.ranks import ci_aware_ranks
 
@@ -445,8 +446,17 @@ def bt_bootstrap(
     level: float = 0.95,
     cluster: str = "rater",
     alpha: float = DEFAULT_ALPHA,
+    interval: str = "percentile",
 ) -> BTBootstrap:
     """Bradley-Terry fit with percentile bootstrap intervals and CI-aware ranks.
+
+    ``interval="expanded"``: the expanded percentile interval (Hesterberg 2015, "What teachers
+    should know about the bootstrap", Am. Stat. 69:371, sec. 6.3): the percentiles are taken
+    at the tail where a normal quantile equals sqrt(G / (G - 1)) t_{G-1} (G resampled units:
+    raters, items or comparisons), which undoes the bootstrap's narrowness bias, a variance
+    (G - 1) / G too small, and uses t instead of normal tails. The plain percentile interval
+    covered 92-93% for nominal 95% with a few dozen raters; the expanded one reaches the band
+    (``benchmarks/sim_model_coverage.py``).
 
     ``cluster="rater"`` (default) resamples raters (``clusters``: one label per comparison)
     with replacement and keeps all of each drawn rater's judgments, because one rater's
@@ -541,6 +551,13 @@ def bt_bootstrap(
             disconnected[start : start + r] |= _split_rounds(wins, present)
 
     tail = (1.0 - level) / 2.0
+    if interval not in ("percentile", "expanded"):
+        raise ValueError('interval must be "percentile" or "expanded"')
+    if interval == "expanded":
+        units = {"rater": n_clusters, "item": n_items, "none": int(w.size)}[cluster]
+        if units > 1:
+            z = np.sqrt(units / (units - 1.0)) * float(stdtrit(units - 1, 1.0 - tail))
+            tail = float(ndtr(-z))
     compared = np.isin(labels, [labels[m[0]] for m in comps])
     ci_low = np.full(n_items, np.nan)
     ci_high = np.full(n_items, np.nan)

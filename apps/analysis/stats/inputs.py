@@ -26,6 +26,8 @@ class Thresholds:
     min_raters_per_item: int = 15
     controversial_kappa: float = 0.4
     culture_dependent_agreement: float = 0.3
+    # False-discovery rate of the culture-dependence test across items (Benjamini-Hochberg).
+    culture_fdr: float = 0.1
 
 
 @dataclass(frozen=True)

@@ -28,12 +28,15 @@ from apps.analysis.stats.agreement import (
     per_item_agreement,
 )
 from apps.analysis.stats.bootstrap import (
+    _wilson,
     grouped_mean_ci,
     grouped_mean_ci_many,
     grouped_proportion_ci,
     proportion_ci,
 )
 from apps.analysis.stats.bradley_terry import bt_bootstrap
+from apps.analysis.stats.crossed import grouped_t_interval, grouped_wilson_interval
+from apps.analysis.stats.culture import CultureTest, culture_dependence_test
 from apps.analysis.stats.diagnostics import (
     fatigue,
     position_bias,
@@ -41,10 +44,16 @@ from apps.analysis.stats.diagnostics import (
     sample_size_warnings,
 )
 from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, inputs_without_items
+from apps.analysis.stats.model_comparison import compare_models
+from apps.analysis.stats.ranks import ci_aware_ranks
 from apps.analysis.stats.turing import d_prime, turing_summary
 
 LEVEL = 0.95
+# The method's pairing minimum (DESIGN.md): an item ranks once it has 3 pairings against 2
+# opponents.
+MIN_PAIRINGS, MIN_OPPONENTS = 3, 2
 # Offsets added to the study seed, one per random step, so steps do not share random streams.
+_SEED_CULTURE = 6000
 _SEED_ITEMS, _SEED_GROUPS, _SEED_AGREEMENT, _SEED_BT, _SEED_TURING, _SEED_DIAG = (
     0,
     1000,
@@ -120,14 +129,26 @@ def _items(
     per_question: dict[str, tuple[np.ndarray, ...]] = {}
     for q, question in enumerate(inputs.questions):
         rows = _question_rows(inputs, q)
-        per_question[question.name] = grouped_mean_ci(
-            inputs.score_value[rows],
-            inputs.score_item[rows],
-            n,
-            rounds=rounds,
-            seed=seed + q,
-            level=LEVEL,
-        )
+        # An item's raters are a sample of raters in general, one answer each: a studentized
+        # interval for a scale, Wilson for a flag (percentile bootstraps of ~30 answers cover
+        # 92%; these the nominal 95%: benchmarks/sim_model_coverage.py).
+        if _is_binary(question):
+            share, low, high, count = grouped_wilson_interval(
+                inputs.score_value[rows] - question.min_value,
+                inputs.score_item[rows],
+                n,
+                level=LEVEL,
+            )
+            base = question.min_value
+            per_question[question.name] = (share + base, low + base, high + base, count)
+        else:
+            per_question[question.name] = grouped_t_interval(
+                inputs.score_value[rows],
+                inputs.score_item[rows],
+                n,
+                level=LEVEL,
+                bounds=(question.min_value, question.max_value),
+            )
     raters_per_item = np.zeros(n, dtype=np.int64)
     if inputs.score_item.size:
         pairs = np.unique(np.stack([inputs.score_item, inputs.score_rater]), axis=1)
@@ -160,6 +181,7 @@ def _items(
     cross = primary.get("_cross_group")
     within = primary.get("_per_item")
     thresholds = inputs.thresholds
+    culture = _culture_test(inputs, cross, seed + _SEED_CULTURE)
     items = []
     for i in range(n):
         questions = {
@@ -169,9 +191,12 @@ def _items(
         cross_i = None if cross is None else _num(cross[i])
         within_i = None if within is None else _num(within[i])
         flags = []
-        if cross_i is not None and cross_i < thresholds.culture_dependent_agreement:
+        below_line = cross_i is not None and cross_i < thresholds.culture_dependent_agreement
+        if below_line and culture is not None and culture.discovery[i]:
             flags.append("culture_dependent")
-        if within_i is not None and within_i < thresholds.controversial_kappa:
+        elif (below_line) or (within_i is not None and within_i < thresholds.controversial_kappa):
+            # Below the line without evidence that groups disagree more than raters within a
+            # group: disagreement in general, which stays in as evidence.
             flags.append("controversial")
         if flagged[i]:
             flags.append("offensive")
@@ -203,10 +228,46 @@ def _items(
                 else None,
                 "agreement": within_i,
                 "cross_group_agreement": cross_i,
+                "culture_test": None
+                if culture is None or np.isnan(culture.p_value[i])
+                else {
+                    "p_value": _num(culture.p_value[i]),
+                    "q_value": _num(culture.q_value[i]),
+                },
                 "flags": flags,
             }
         )
     return items
+
+
+CULTURE_PERMUTATIONS = 999
+
+
+def _culture_test(inputs: StudyInputs, cross: np.ndarray | None, seed: int) -> CultureTest | None:
+    """The permutation test of group labels on the items below the cross-group line."""
+    if cross is None or not inputs.rater_group:
+        return None
+    q = next(
+        (k for k, qi in enumerate(inputs.questions) if qi.name == inputs.primary_question), None
+    )
+    if q is None:
+        return None
+    candidates = np.nan_to_num(cross, nan=np.inf) < inputs.thresholds.culture_dependent_agreement
+    if not candidates.any():
+        return None
+    rows = _question_rows(inputs, q)
+    group_of_rater = _codes(inputs.rater_group)[0]
+    return culture_dependence_test(
+        inputs.score_item[rows],
+        inputs.score_value[rows],
+        group_of_rater[inputs.score_rater[rows]],
+        inputs.n_items,
+        candidates=candidates,
+        nominal=_is_binary(inputs.questions[q]),
+        permutations=CULTURE_PERMUTATIONS,
+        seed=seed,
+        fdr=inputs.thresholds.culture_fdr,
+    )
 
 
 def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
@@ -323,34 +384,91 @@ def _bradley_terry(
         seed=seed,
         level=LEVEL,
         cluster="rater",
+        interval="expanded",
     )
     compared = np.zeros(inputs.n_items, dtype=bool)
     compared[left] = True
     compared[right] = True
+    wins = np.bincount(winners, minlength=inputs.n_items)
+    losses = np.bincount(losers, minlength=inputs.n_items)
+    opponents = np.bincount(
+        np.unique(np.concatenate([left * inputs.n_items + right, right * inputs.n_items + left]))
+        // inputs.n_items,
+        minlength=inputs.n_items,
+    )
+    # An item that won (or lost) every comparison has no finite maximum-likelihood score: the
+    # ridge sets its value and interval, so neither is shown, and it is not ranked. An item
+    # below the method's minimum (3 pairings against 2 opponents) keeps its interval but is not
+    # ranked either: its rank would rest on one or two judgments.
+    undefeated = compared & (losses == 0)
+    never_won = compared & (wins == 0) & ~undefeated
+    barely = compared & ((wins + losses < MIN_PAIRINGS) | (opponents < MIN_OPPONENTS))
+    unsupported = undefeated | never_won
+    ci_low = np.where(unsupported, np.nan, boot.ci_low)
+    ci_high = np.where(unsupported, np.nan, boot.ci_high)
+    rank = ci_aware_ranks(boot.fit.scores, ci_low, ci_high, component=boot.fit.component)
     # Items never compared have no score; components are relabelled over compared items only.
     labels = {
         old: new for new, old in enumerate(sorted(set(boot.fit.component[compared].tolist())))
     }
-    rows = [
-        {
-            "item": inputs.item_ids[i],
-            "score": boot.fit.scores[i],
-            "ci_low": boot.ci_low[i],
-            "ci_high": boot.ci_high[i],
-            "rank": int(boot.rank[i]),
-            "component": labels[int(boot.fit.component[i])],
-        }
-        for i in np.flatnonzero(compared)
-    ]
-    rows.sort(key=lambda row: (row["component"], row["rank"], -row["score"]))
+    rows = []
+    for i in np.flatnonzero(compared):
+        flags = (["undefeated"] if undefeated[i] else ["never_won"] if never_won[i] else []) + (
+            ["barely_compared"] if barely[i] else []
+        )
+        rows.append(
+            {
+                "item": inputs.item_ids[i],
+                "score": None if unsupported[i] else boot.fit.scores[i],
+                "ci_low": ci_low[i],
+                "ci_high": ci_high[i],
+                "rank": None if unsupported[i] or barely[i] else int(rank[i]),
+                "component": labels[int(boot.fit.component[i])],
+                "wins": int(wins[i]),
+                "losses": int(losses[i]),
+                "flags": flags,
+            }
+        )
+    rows.sort(
+        key=lambda row: (
+            row["component"],
+            row["rank"] is None,
+            row["rank"] or 0,
+            -(row["score"] if row["score"] is not None else -np.inf),
+        )
+    )
     return _num(
         {
             "items": rows,
             "n_components": len(labels),
             "n_judgments": int(left.size),
             "converged": boot.fit.converged,
+            "iterations": boot.fit.iterations,
+            "rounds": boot.rounds,
+            "disconnected_rounds": boot.disconnected_rounds,
+            "interval": "expanded_percentile",
+            "undefeated": int(undefeated.sum()),
+            "never_won": int(never_won.sum()),
+            "barely_compared": int(barely.sum()),
         }
     )
+
+
+_FIT_KEYS = (
+    "converged",
+    "iterations",
+    "rounds",
+    "disconnected_rounds",
+    "interval",
+    "undefeated",
+    "never_won",
+    "barely_compared",
+    "n_judgments",
+)
+
+
+def _bt_fit_summary(bt: dict[str, Any]) -> dict[str, Any]:
+    return {key: bt.get(key) for key in _FIT_KEYS}
 
 
 def _group_tables(
@@ -401,6 +519,12 @@ def _group_tables(
                 tables[dimension][name].setdefault("questions", {})[question.name] = _interval(
                     est[g], low[g], high[g], int(n[g])
                 )
+    offense_answered = np.zeros(inputs.n_items, dtype=bool)
+    offense_q = next(
+        (q for q, qi in enumerate(inputs.questions) if qi.name == inputs.offense_question), None
+    )
+    if offense_q is not None:
+        offense_answered[inputs.score_item[_question_rows(inputs, offense_q)]] = True
     is_ai = ~inputs.item_is_human
     correct = (inputs.turing_guess_ai == is_ai[inputs.turing_item]).astype(float)
     offensive = (
@@ -425,9 +549,23 @@ def _group_tables(
             )
             if offensive is not None:
                 table[name]["offensive_items"] = int(offensive[members].sum())
-                table[name]["offense_rate"] = (
-                    _num(offensive[members].mean()) if members.any() else None
-                )
+                # The method's rule counts an item offensive when any rater flags it; the
+                # share is over the items someone answered the flag for.
+                rated = members & offense_answered
+                n_rated = int(rated.sum())
+                flagged_items = int(offensive[rated].sum())
+                any_rater = None
+                if n_rated:
+                    w_low, w_high = _wilson(float(flagged_items), float(n_rated), LEVEL)
+                    any_rater = _interval(flagged_items / n_rated, w_low, w_high, n_rated)
+                table[name]["offense_rate"] = None if any_rater is None else any_rater["value"]
+                table[name]["offense"] = {
+                    "any_rater": any_rater,
+                    # The other reading: the share of raters' answers that flagged it.
+                    "share_of_raters": table[name]
+                    .get("questions", {})
+                    .get(inputs.offense_question),
+                }
     return tables
 
 
@@ -455,7 +593,9 @@ def _rater_language_table(inputs: StudyInputs, seed: int, rounds: int) -> dict[s
     return table
 
 
-def _turing(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
+def _turing(
+    inputs: StudyInputs, seed: int, rounds: int, models: dict[str, Any] | None = None
+) -> dict[str, Any]:
     is_ai_item = ~inputs.item_is_human
     is_ai = is_ai_item[inputs.turing_item]
     guess_ai, rater = inputs.turing_guess_ai, inputs.turing_rater
@@ -484,6 +624,25 @@ def _turing(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
             hits = int(np.sum(guess_ai[rows]))
             summary["d_prime"] = _num(
                 d_prime(hits, int(rows.sum()) - hits, false_alarms, correct_rejections)
+            )
+            # Is this model's judged-human rate different from the human-written items'? The
+            # difference, items and raters random, from the model comparison.
+            row = next(
+                (
+                    d
+                    for d in (models or {}).get("differences") or []
+                    if d.get("question") == "judged_human"
+                    and d.get("a") == source
+                    and d.get("b") == "human"
+                ),
+                None,
+            )
+            summary["vs_human"] = (
+                None
+                if row is None
+                else {
+                    key: row.get(key) for key in ("value", "ci_low", "ci_high", "p_value", "p_holm")
+                }
             )
         by_source[source] = summary
     result["by_source"] = by_source
@@ -608,6 +767,46 @@ def _warnings(
                 "threshold": 1,
             }
         )
+    if bt.get("converged") is False:
+        study.append(
+            {
+                "code": "bt_not_converged",
+                "scope": "study",
+                "subject": "bradley_terry",
+                "params": {"iterations": bt.get("iterations")},
+                "message": "the Bradley-Terry fit did not converge; its scores are not final",
+                "value": bt.get("iterations"),
+                "threshold": 0,
+            }
+        )
+    if bt.get("disconnected_rounds"):
+        study.append(
+            {
+                "code": "bt_disconnected_rounds",
+                "scope": "study",
+                "subject": "bradley_terry",
+                "params": {"count": bt["disconnected_rounds"], "rounds": bt.get("rounds")},
+                "message": f"{bt['disconnected_rounds']} of {bt.get('rounds')} bootstrap rounds "
+                "split the comparisons into separate groups: the design is too sparse for "
+                "the intervals to be trusted fully",
+                "value": bt["disconnected_rounds"],
+                "threshold": 0,
+            }
+        )
+    one_sided = (bt.get("undefeated") or 0) + (bt.get("never_won") or 0)
+    if one_sided:
+        study.append(
+            {
+                "code": "bt_unbounded_items",
+                "scope": "study",
+                "subject": "bradley_terry",
+                "params": {"count": one_sided},
+                "message": f"{one_sided} item(s) won or lost every comparison: no finite "
+                "Bradley-Terry score, not ranked",
+                "value": one_sided,
+                "threshold": 0,
+            }
+        )
     uncompared = sum(1 for item in items if item["n_pairs"] == 0)
     if uncompared and inputs.pair_left.size:
         study.append(
@@ -660,6 +859,8 @@ def _warnings(
 def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str, Any]:
     """The whole results document for one study (see the module docstring for the choices)."""
     agreement = _agreement(inputs, seed + _SEED_AGREEMENT, rounds)
+    # Analytic (crossed-design variances, no resampling): needs no seed.
+    models = _num(compare_models(inputs, level=LEVEL))
     items = _items(inputs, seed + _SEED_ITEMS, rounds, agreement)
     bt = _bradley_terry(inputs, seed + _SEED_BT, rounds)
     by_level: dict[str, Any] = {}
@@ -721,10 +922,16 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
         "bradley_terry": bt["items"],
         "bradley_terry_components": bt["n_components"],
         "bradley_terry_by_level": {level: entry["items"] for level, entry in by_level.items()},
+        # How far the fit and its bootstrap can be trusted (exported, and warned about below).
+        "bradley_terry_fit": _bt_fit_summary(bt),
+        "bradley_terry_fit_by_level": {
+            level: _bt_fit_summary(entry) for level, entry in by_level.items()
+        },
         "agreement": public_agreement,
         "items": items,
         "groups": groups,
-        "turing": _turing(inputs, seed + _SEED_TURING, rounds),
+        "models": models,
+        "turing": _turing(inputs, seed + _SEED_TURING, rounds, models),
         "diagnostics": _diagnostics(inputs, seed + _SEED_DIAG, rounds),
         "warnings": _warnings(inputs, items, public_agreement, bt),
     }

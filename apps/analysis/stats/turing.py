@@ -56,7 +56,8 @@ class TuringSummary:
     misses: int
     false_alarms: int
     correct_rejections: int
-    verdict: str  # "passes" | "detectable" | "inconclusive"
+    verdict: str  # "passes" | "above_chance" | "detectable" | "inconclusive"
+    p_chance: float  # two-sided p-value of accuracy against 50%
     threshold: float
     rounds: int
     seed: int
@@ -74,6 +75,7 @@ class TuringSummary:
             "false_alarms": self.false_alarms,
             "correct_rejections": self.correct_rejections,
             "verdict": self.verdict,
+            "vs_chance": {"p_value": None if np.isnan(self.p_chance) else self.p_chance},
             "threshold": self.threshold,
             "rounds": self.rounds,
             "seed": self.seed,
@@ -81,21 +83,47 @@ class TuringSummary:
         }
 
 
-def turing_verdict(accuracy: Interval, *, threshold: float = DETECTABLE_ACCURACY) -> str:
-    """ "detectable" if the whole interval is at or above ``threshold`` (0.7), "passes" if it is
-    entirely below, "inconclusive" if it straddles the line or is undefined.
+def accuracy_vs_chance(correct: np.ndarray, *, clusters: np.ndarray | None) -> float:
+    """Two-sided p-value for "raters cannot tell at all": accuracy = 50%.
 
-    The interval, not the point estimate, decides: 0.72 from twenty judgments is not evidence
-    that the text is recognisably machine-made.
+    Exact binomial test without clusters; with clusters (raters) the cluster-robust score test
+    of ``diagnostics.position_bias_p_value`` (one rater's guesses share that rater's bias).
+    """
+    from apps.analysis.stats.diagnostics import position_bias_p_value
+
+    return position_bias_p_value(np.asarray(correct, dtype=np.float64), clusters=clusters)
+
+
+def turing_verdict(
+    accuracy: Interval,
+    *,
+    threshold: float = DETECTABLE_ACCURACY,
+    p_chance: float | None = None,
+    alpha: float = 0.05,
+) -> str:
+    """The verdict follows the two tests the method implies, in this order:
+
+    - "detectable": the whole interval is at or above ``threshold`` (0.7): machine-like by the
+      method's line;
+    - "above_chance": raters tell it apart better than chance (accuracy above 50%, p < 0.05
+      against 50%) and the interval lies below the 70% line: 0.64 [0.63, 0.65] is not a pass;
+    - "passes": raters do no better than chance and the interval lies below the line;
+    - "inconclusive": otherwise (the interval straddles the line, or is undefined).
+
+    Without ``p_chance`` the interval answers the chance question (its lower end above 0.5).
     """
     low, high = accuracy.ci_low, accuracy.ci_high
     if not (np.isfinite(low) and np.isfinite(high)):
         return "inconclusive"
     if low >= threshold:
         return "detectable"
-    if high < threshold:
-        return "passes"
-    return "inconclusive"
+    if p_chance is None or not np.isfinite(p_chance):
+        beats_chance = low > 0.5
+    else:
+        beats_chance = p_chance < alpha and accuracy.estimate > 0.5
+    if high >= threshold:
+        return "inconclusive"
+    return "above_chance" if beats_chance else "passes"
 
 
 def compute_turing_summary(
@@ -126,6 +154,7 @@ def compute_turing_summary(
     judged_human = proportion_ci(
         (~guess).astype(np.float64), clusters=clusters, rounds=rounds, seed=seed, level=level
     )
+    p_chance = accuracy_vs_chance(correct, clusters=clusters) if correct.size else float("nan")
     hits = int((guess & truth).sum())
     misses = int((~guess & truth).sum())
     false_alarms = int((guess & ~truth).sum())
@@ -139,7 +168,8 @@ def compute_turing_summary(
         misses=misses,
         false_alarms=false_alarms,
         correct_rejections=correct_rejections,
-        verdict=turing_verdict(accuracy, threshold=threshold),
+        verdict=turing_verdict(accuracy, threshold=threshold, p_chance=p_chance),
+        p_chance=p_chance,
         threshold=threshold,
         rounds=rounds,
         seed=seed,
@@ -172,6 +202,7 @@ def turing_summary(
 __all__ = [
     "DETECTABLE_ACCURACY",
     "TuringSummary",
+    "accuracy_vs_chance",
     "compute_turing_summary",
     "d_prime",
     "turing_summary",

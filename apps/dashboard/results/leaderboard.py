@@ -67,7 +67,10 @@ def leaderboard_context(request: HttpRequest, study: Study, payload: Payload) ->
             row["item"],
         ),
     )
-    shown, hidden = _bounded(in_component, CHART_TOP, CHART_BOTTOM)
+    # Items without a finite score (undefeated, never won) have no dot to draw.
+    shown, hidden = _bounded(
+        [row for row in in_component if row["score"] is not None], CHART_TOP, CHART_BOTTOM
+    )
     chart_rows = []
     for row in shown:
         if row is None:
@@ -84,8 +87,7 @@ def leaderboard_context(request: HttpRequest, study: Study, payload: Payload) ->
                 high=row["ci_high"],
                 detail=f"{labels.source_label(info.get('source', ''))}, "
                 f"{labels.humor_type_label(info.get('humor_type', ''))}; "
-                + _("rank %(rank)s")
-                % {"rank": row["rank"]},
+                + (_("rank %(rank)s") % {"rank": row["rank"]} if row["rank"] else _("not ranked")),
             )
         )
     chart = charts.leaderboard_chart(

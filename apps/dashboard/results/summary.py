@@ -64,6 +64,8 @@ def group_rows(
                 "n_raters": entry.get("n_raters"),
                 "questions": [(entry.get("questions") or {}).get(q) for q in questions.scale],
                 "offense_rate": entry.get("offense_rate"),
+                "offense_any": (entry.get("offense") or {}).get("any_rater"),
+                "offense_share": (entry.get("offense") or {}).get("share_of_raters"),
                 "offensive_items": entry.get("offensive_items"),
                 "safety_intercepted_items": entry.get("safety_intercepted_items"),
                 "turing": entry.get("turing_accuracy"),

@@ -85,6 +85,11 @@ def turing_csv(payload: Payload) -> Table:
         "correct_rejections",
         "verdict",
         "threshold",
+        "p_vs_chance",
+        "judged_human_minus_human_items",
+        "judged_human_minus_human_items_ci_low",
+        "judged_human_minus_human_items_ci_high",
+        "judged_human_minus_human_items_p_holm",
     ]
     rows = []
     for row in _turing_rows(payload):
@@ -98,5 +103,10 @@ def turing_csv(payload: Payload) -> Table:
                 for key in ("d_prime", "hits", "misses", "false_alarms", "correct_rejections")
             ]
             + [row.get("verdict"), row.get("threshold")]
+            + [(row.get("vs_chance") or {}).get("p_value")]
+            + [
+                (row.get("vs_human") or {}).get(key)
+                for key in ("value", "ci_low", "ci_high", "p_holm")
+            ]
         )
     return header, rows

@@ -42,6 +42,7 @@ from apps.dashboard.results.common import (
     group_order,
     load_questions,
 )
+from apps.dashboard.results.comparison import models_context, models_csv
 from apps.dashboard.results.items import items_context, items_csv
 from apps.dashboard.results.leaderboard import (
     leaderboard_context,
@@ -79,6 +80,7 @@ def _csv_table(name: str, study: Study, payload: Payload) -> Table | None:
     with_questions: dict[str, Callable[[Payload, Questions], Table]] = {
         "summary": lambda p, q: summary_csv(study, p, q),
         "items": items_csv,
+        "models": models_csv,
         "agreement": agreement_csv,
         "agreement-by-group": agreement_groups_csv,
         "cross-group": cross_group_csv,
@@ -91,6 +93,7 @@ def _csv_table(name: str, study: Study, payload: Payload) -> Table | None:
 
 CSV_NAMES = [
     "summary",
+    "models",
     "leaderboard",
     "leaderboard-by-level",
     "leaderboard-by-source",
@@ -105,6 +108,7 @@ CSV_NAMES = [
     "safety",
 ]
 SECTION_CONTEXT: dict[str, Callable[[HttpRequest, Study, Payload], dict[str, Any]]] = {
+    "models": models_context,
     "leaderboard": leaderboard_context,
     "items": items_context,
     "agreement": agreement_context,

@@ -124,7 +124,8 @@ def group_label(name: str, dimension: str) -> str:
 @register.filter
 def verdict_label(verdict: str | None) -> str:
     labels = {
-        "passes": _("passes (reads as human)"),
+        "passes": _("passes (raters do no better than chance)"),
+        "above_chance": _("told apart above chance, below the detectability line"),
         "detectable": _("detectable (reads as machine-made)"),
         "inconclusive": _("inconclusive"),
     }

@@ -95,6 +95,18 @@ def test_turing_verdict_is_decided_by_the_interval_not_the_point_estimate():
     assert turing_verdict(Interval(float("nan"), float("nan"), float("nan"), 0)) == "inconclusive"
 
 
+def test_accuracy_clearly_above_chance_but_below_the_line_is_not_a_pass():
+    # 0.64 [0.63, 0.65]: raters tell the machine apart, only not by the 70% line.
+    assert turing_verdict(Interval(0.64, 0.63, 0.65, 8000), p_chance=2e-15) == "above_chance"
+    assert turing_verdict(Interval(0.52, 0.45, 0.60, 400), p_chance=0.4) == "passes"
+    # A model judged human 41.8% of the time (hit rate 58.2%) by many raters is told apart.
+    guess, truth, raters = _judgments(np.random.default_rng(11), 200, 20, 0.582)
+    summary = compute_turing_summary(guess, truth, clusters=raters, rounds=300, seed=12)
+    assert summary.p_chance < 0.05
+    assert summary.verdict == "above_chance"
+    assert summary.as_dict()["vs_chance"]["p_value"] == summary.p_chance
+
+
 def test_turing_summary_interval_is_wider_when_raters_are_resampled_as_clusters():
     # Half the raters always say "AI", half always "human": rows within a rater move together.
     raters = np.repeat(np.arange(30), 20)

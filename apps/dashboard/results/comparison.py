@@ -1,0 +1,113 @@
+"""The model comparison page: which model is funnier, by how much, how sure.
+
+Reads the stored `models` section (apps/analysis/stats/model_comparison.py): per source, the
+mean of every question with items and raters random, the fixed-items and leniency-adjusted
+means beside it, the model-level Bradley-Terry strength, the judged-human rate, both offense
+readings and the simultaneous rank range; then every pairwise difference with Holm-adjusted
+p-values. One view at a time: overall, or one level, humor type or language (`?view_of=`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+from django.utils.translation import gettext as _
+
+from apps.dashboard.results.common import (
+    Payload,
+    Questions,
+    Table,
+    download_url,
+    group_order,
+    level_name,
+    load_questions,
+)
+from apps.reports.tables import models_table
+from apps.studies.models import Study
+
+DIMENSIONS = ("by_level", "by_humor_type", "by_language")
+
+
+def _dimension_label(dimension: str) -> str:
+    return {
+        "by_level": _("Level"),
+        "by_humor_type": _("Humor type"),
+        "by_language": _("Language"),
+    }[dimension]
+
+
+def view_choices(models: Payload) -> list[tuple[str, str]]:
+    choices = [("overall", _("All items"))]
+    for dimension in DIMENSIONS:
+        for name in sorted((models.get(dimension) or {}).keys()):
+            label = level_name(name) if dimension == "by_level" else name
+            choices.append((f"{dimension}:{name}", f"{_dimension_label(dimension)}: {label}"))
+    return choices
+
+
+def chosen_view(models: Payload, key: str | None) -> tuple[str, Payload]:
+    if key and ":" in key:
+        dimension, name = key.split(":", 1)
+        view = (models.get(dimension) or {}).get(name)
+        if dimension in DIMENSIONS and view:
+            return key, view
+    return "overall", models
+
+
+def source_rows(view: Payload, questions: Questions) -> list[dict[str, Any]]:
+    by_model = view.get("by_model") or {}
+    rows = []
+    for name in group_order(by_model.keys(), "source"):
+        entry = by_model[name]
+        offense = entry.get("offense") or {}
+        rows.append(
+            {
+                "name": name,
+                "n_items": entry.get("n_items"),
+                "n_raters": entry.get("n_raters"),
+                "questions": [
+                    {
+                        "name": q,
+                        "random": (entry.get("questions") or {}).get(q),
+                        "fixed": (entry.get("fixed_items") or {}).get(q),
+                        "adjusted": (entry.get("adjusted") or {}).get(q),
+                    }
+                    for q in questions.scale
+                ],
+                "bt": entry.get("bt"),
+                "judged_human": entry.get("judged_human"),
+                "offense_any": offense.get("any_rater"),
+                "offense_share": offense.get("share_of_raters"),
+                "rank": entry.get("rank"),
+            }
+        )
+    return rows
+
+
+def models_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
+    models = payload.get("models") or {}
+    questions = load_questions(study, payload)
+    key, view = chosen_view(models, request.GET.get("view_of"))
+    differences = [
+        row
+        for row in view.get("differences") or []
+        if row.get("question") in (*questions.scale, "bt", "judged_human")
+    ]
+    return {
+        "models": models,
+        "questions": questions,
+        "view_key": key,
+        "view_choices": view_choices(models),
+        "rows": source_rows(view, questions),
+        "differences": differences,
+        "rank_basis": view.get("rank_basis"),
+        "download": download_url(request, study, "models"),
+    }
+
+
+def models_csv(payload: Payload, questions: Questions) -> Table:
+    """Every view's sources and differences, one row each (the page shows one view): the
+    export's `models` table."""
+    table = models_table(dict(payload), questions.all)
+    return table.columns, table.rows

@@ -1,0 +1,93 @@
+"""The results document's item flags: undefeated items, the Bradley-Terry fit's diagnostics,
+culture-dependence only with evidence, and both offense readings."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from apps.analysis.stats.inputs import QuestionInfo
+from apps.analysis.stats.report import compute_results
+from apps.analysis.stats.simulation import simulate_crossed_study
+
+
+def _inputs(seed: int = 21):  # type: ignore[no-untyped-def]
+    inputs, _ = simulate_crossed_study(
+        np.random.default_rng(seed), items_per_source=8, discrete=True
+    )
+    groups = ["g1", "g2", "g3", "g4"]
+    return replace(
+        inputs,
+        rater_group=[groups[r % 4] for r in range(inputs.n_raters)],
+        groups=groups,
+    )
+
+
+def test_an_item_that_won_every_comparison_has_no_score_interval_or_rank() -> None:
+    inputs = _inputs()
+    left_won = np.where(
+        inputs.pair_left == 0,
+        True,
+        np.where(inputs.pair_right == 0, False, inputs.pair_winner_is_left),
+    )
+    result = compute_results(replace(inputs, pair_winner_is_left=left_won), seed=1, rounds=50)
+    row = next(r for r in result["bradley_terry"] if r["item"] == "i0")
+    assert row["flags"][0] == "undefeated"
+    assert row["score"] is None
+    assert row["ci_low"] is None
+    assert row["ci_high"] is None
+    assert row["rank"] is None
+    assert row["losses"] == 0
+    assert row["wins"] > 0
+    assert result["bradley_terry_fit"]["undefeated"] >= 1
+    assert "bt_unbounded_items" in {w["code"] for w in result["warnings"]}
+    # Ranked items never sit behind an unranked one.
+    ranked = [r for r in result["bradley_terry"] if r["rank"] is not None]
+    assert all(r["score"] is not None for r in ranked)
+
+
+def test_low_agreement_without_a_group_effect_is_controversial_not_culture_dependent() -> None:
+    result = compute_results(_inputs(), seed=2, rounds=50)
+    below = [
+        item
+        for item in result["items"]
+        if item["cross_group_agreement"] is not None and item["cross_group_agreement"] < 0.3
+    ]
+    assert below, "the simulated ratings are noisy enough to fall below the line"
+    for item in below:
+        assert item["culture_test"] is not None
+        assert "controversial" in item["flags"]
+    assert not [i for i in result["items"] if "culture_dependent" in i["flags"]]
+
+
+def test_offense_is_given_by_the_any_rater_rule_and_as_the_share_of_raters() -> None:
+    inputs = _inputs()
+    rng = np.random.default_rng(3)
+    cards = np.unique(np.stack([inputs.score_item, inputs.score_rater]), axis=1)
+    flag = (rng.random(cards.shape[1]) < 0.05).astype(float)
+    with_flag = replace(
+        inputs,
+        questions=[*inputs.questions, QuestionInfo("offensive", "binary", 0, 1)],
+        score_item=np.concatenate([inputs.score_item, cards[0]]),
+        score_rater=np.concatenate([inputs.score_rater, cards[1]]),
+        score_question=np.concatenate([inputs.score_question, np.ones(cards.shape[1], np.int64)]),
+        score_value=np.concatenate([inputs.score_value, flag]),
+        score_seconds=np.concatenate([inputs.score_seconds, np.full(cards.shape[1], np.nan)]),
+    )
+    result = compute_results(with_flag, seed=4, rounds=50)
+    source = np.array(with_flag.item_source)
+    for name, entry in result["groups"]["source"].items():
+        members = np.flatnonzero(source == name)
+        flagged = np.zeros(with_flag.n_items, dtype=bool)
+        flagged[cards[0][flag > 0]] = True
+        any_rater = entry["offense"]["any_rater"]
+        assert np.isclose(any_rater["value"], flagged[members].mean())
+        assert any_rater["ci_low"] <= any_rater["value"] <= any_rater["ci_high"]
+        share = entry["offense"]["share_of_raters"]
+        answers = np.isin(cards[0], members)
+        assert np.isclose(share["value"], flag[answers].mean())
+        # The model comparison holds the same two figures.
+        model = result["models"]["by_model"][name]["offense"]
+        assert np.isclose(model["any_rater"]["value"], any_rater["value"])
+        assert np.isclose(model["share_of_raters"]["value"], share["value"])
