@@ -204,12 +204,20 @@ def test_leaderboard_shows_the_stored_scores_and_ranks(results, demo_study, memb
     )
     for entry in bt[:PAGE_SIZE]:
         row = row_html(text, "item", entry["item"])
+        if entry["score"] is None:
+            # Won or lost every comparison: said in words, no ridge-driven number, no rank.
+            assert "every comparison: no finite score" in row
+            assert '<td class="num">—</td>' in row
+            continue
         assert fmt(entry["score"]) in row
         assert f"[{fmt(entry['ci_low'])}, {fmt(entry['ci_high'])}]" in row
-        assert f'<td class="num">{entry["rank"]}</td>' in row
+        rank = entry["rank"] if entry["rank"] is not None else "—"
+        assert f'<td class="num">{rank}</td>' in row
     source_of = {item["item"]: item["source"] for item in payload["items"]}
     for source in {item["source"] for item in payload["items"]}:
-        mean = statistics.fmean(r["score"] for r in bt if source_of[r["item"]] == source)
+        mean = statistics.fmean(
+            r["score"] for r in bt if source_of[r["item"]] == source and r["score"] is not None
+        )
         assert fmt(mean) in row_html(text, "source", source)
 
 
