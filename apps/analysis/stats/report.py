@@ -718,8 +718,14 @@ def _warnings(
     translated sentence needs), ``message`` (the sentence in English), ``value``, ``threshold``.
     """
     thresholds = inputs.thresholds
-    models = [source for source in inputs.item_source if source != "human"]
-    items_per_model = {source: models.count(source) for source in sorted(set(models))}
+    # The method's minimum counts rated items (the warning says "rated"), not imported ones.
+    rated = np.zeros(inputs.n_items, dtype=bool)
+    rated[inputs.score_item] = True
+    sources = sorted({source for source in inputs.item_source if source != "human"})
+    items_per_model = {
+        source: sum(1 for i, s in enumerate(inputs.item_source) if s == source and rated[i])
+        for source in sources
+    }
     study: list[dict[str, Any]] = [
         {**warning, "scope": "study"}
         for warning in sample_size_warnings(

@@ -91,3 +91,27 @@ def test_offense_is_given_by_the_any_rater_rule_and_as_the_share_of_raters() -> 
         model = result["models"]["by_model"][name]["offense"]
         assert np.isclose(model["any_rater"]["value"], any_rater["value"])
         assert np.isclose(model["share_of_raters"]["value"], share["value"])
+
+
+def test_the_items_per_model_check_counts_rated_items_only() -> None:
+    inputs = _inputs()
+    source = np.array(inputs.item_source)
+    # model-a's first four items were imported but nobody scored them.
+    unrated = np.flatnonzero(source == "model-a")[:4]
+    keep = ~np.isin(inputs.score_item, unrated)
+    result = compute_results(
+        replace(
+            inputs,
+            score_item=inputs.score_item[keep],
+            score_rater=inputs.score_rater[keep],
+            score_question=inputs.score_question[keep],
+            score_value=inputs.score_value[keep],
+            score_seconds=inputs.score_seconds[keep],
+        ),
+        seed=5,
+        rounds=20,
+    )
+    warning = next(
+        w for w in result["warnings"] if w["code"] == "too_few_items" and w["subject"] == "model-a"
+    )
+    assert warning["value"] == 4
