@@ -65,6 +65,12 @@ NAMES = {
     "nat",
     "bootstrap",
     "enter",
+    # Multiple-comparison corrections named after their authors.
+    "holm",
+    "benjamini",
+    "hochberg",
+    "bonferroni",
+    "wilson",
     # D_obs / D_exp in the agreement formula.
     "obs",
     "exp",
