@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 from scipy import stats
@@ -230,7 +228,8 @@ def test_grouped_mean_ci_rejects_out_of_range_groups() -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["likert", "continuous", "raters"])
-def test_grouped_mean_ci_handles_2000_groups_and_200000_values_in_seconds(kind: str) -> None:
+def test_grouped_mean_ci_handles_2000_groups_and_200000_values(kind: str) -> None:
+    # Its speed is measured by benchmarks/bench_aggregate.py, not timed here.
     rng = np.random.default_rng(10)
     groups = rng.integers(0, 2000, 200_000)
     if kind == "continuous":
@@ -238,14 +237,10 @@ def test_grouped_mean_ci_handles_2000_groups_and_200000_values_in_seconds(kind: 
     else:
         values = rng.integers(1, 8, 200_000).astype(float)
     clusters = rng.integers(0, 600, 200_000) if kind == "raters" else None
-    start = time.perf_counter()
     est, low, high, n = grouped_mean_ci(values, groups, 2000, clusters=clusters, seed=0)
-    elapsed = time.perf_counter() - start
     assert np.all(low <= est)
     assert np.all(est <= high)
     assert n.sum() == 200_000
-    # ~2 s measured on the 2-core build machine; the bound leaves room for a busy machine.
-    assert elapsed < 15.0
 
 
 # --- bootstrap_statistic -------------------------------------------------------------------------
