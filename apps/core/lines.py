@@ -9,10 +9,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from apps.core import jsonsafe
 from apps.core.errors import ImportRejected, LineError
@@ -163,3 +163,44 @@ def read_records(
     raise ImportRejected(
         [LineError(0, "(file)", f"has an unknown type {suffix or '(none)'!r}; use .jsonl or .csv")]
     )
+
+
+class _IdentifiedRow(Protocol):
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def external_id(self) -> str: ...
+
+
+RowT = TypeVar("RowT", bound=_IdentifiedRow)
+
+
+def parse_unique_rows(
+    records: Iterable[Record | LineError],
+    parse_one: Callable[[Record, list[LineError]], RowT | None],
+) -> tuple[list[RowT], list[LineError]]:
+    """Every line parsed by `parse_one` (which adds its own errors); a repeated id within the
+    file is an error on the later line, so the person fixes the copy, not the original."""
+    errors: list[LineError] = []
+    rows: list[RowT] = []
+    first_line: dict[str, int] = {}
+    for record in records:
+        if isinstance(record, LineError):
+            errors.append(record)
+            continue
+        row = parse_one(record, errors)
+        if row is None:
+            continue
+        if row.external_id in first_line:
+            errors.append(
+                LineError(
+                    row.line,
+                    "id",
+                    f"duplicates id {row.external_id!r} of line {first_line[row.external_id]}",
+                )
+            )
+            continue
+        first_line[row.external_id] = row.line
+        rows.append(row)
+    return rows, errors

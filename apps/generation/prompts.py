@@ -13,7 +13,7 @@ from typing import Any
 
 from apps.core.errors import LineError
 from apps.core.fields import LineFields
-from apps.core.lines import Record
+from apps.core.lines import Record, parse_unique_rows
 from apps.studies.models import Item
 
 PROMPT_FIELDS = frozenset(
@@ -155,25 +155,4 @@ def parse_prompts(
     records: Iterable[Record | LineError],
 ) -> tuple[list[PromptRow], list[LineError]]:
     """Every line validated; a repeated id within the file is an error on the later line."""
-    errors: list[LineError] = []
-    rows: list[PromptRow] = []
-    first_line: dict[str, int] = {}
-    for record in records:
-        if isinstance(record, LineError):
-            errors.append(record)
-            continue
-        row = parse_prompt(record, errors)
-        if row is None:
-            continue
-        if row.external_id in first_line:
-            errors.append(
-                LineError(
-                    row.line,
-                    "id",
-                    f"duplicates id {row.external_id!r} of line {first_line[row.external_id]}",
-                )
-            )
-            continue
-        first_line[row.external_id] = row.line
-        rows.append(row)
-    return rows, errors
+    return parse_unique_rows(records, parse_prompt)

@@ -12,7 +12,7 @@ from typing import Any
 
 from apps.core.errors import LineError
 from apps.core.fields import LineFields
-from apps.core.lines import Record
+from apps.core.lines import Record, parse_unique_rows
 from apps.studies.languages import LANGUAGE_CODE, normalise
 from apps.studies.models import Item
 
@@ -189,25 +189,4 @@ def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
 
 def parse_items(records: Iterable[Record | LineError]) -> tuple[list[ItemRow], list[LineError]]:
     """Every line validated; duplicate ids within the file are errors on the later line."""
-    errors: list[LineError] = []
-    rows: list[ItemRow] = []
-    first_line: dict[str, int] = {}
-    for record in records:
-        if isinstance(record, LineError):
-            errors.append(record)
-            continue
-        row = parse_item(record, errors)
-        if row is None:
-            continue
-        if row.external_id in first_line:
-            errors.append(
-                LineError(
-                    row.line,
-                    "id",
-                    f"duplicates id {row.external_id!r} of line {first_line[row.external_id]}",
-                )
-            )
-            continue
-        first_line[row.external_id] = row.line
-        rows.append(row)
-    return rows, errors
+    return parse_unique_rows(records, parse_item)
