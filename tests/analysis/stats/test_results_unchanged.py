@@ -6,6 +6,12 @@ exactly (to rounding; the warnings, messages rather than figures, are left to th
 (per model, level, humor type, background, fatigue bin) now resample raters by index draws
 instead of numpy's multinomial, the same bootstrap distribution from other random numbers, so
 those bounds move by Monte Carlo error only.
+
+The model-comparison change then redefined some figures on purpose, each tested against
+independent code in its own module: item intervals (studentized t, Wilson for flags), the
+item Bradley-Terry list (expanded-percentile intervals; undefeated and never-winning items
+without a score), the item flags, and the evidence-only view (culture-dependence now needs a
+permutation test). Those are left out here; every other figure is still held to the old code.
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ from tests.analysis.stats.golden_inputs import golden_inputs
 
 GOLDEN = Path(__file__).resolve().parents[3] / "fixtures" / "stats" / "golden_results.json"
 CLUSTERED_BOUND = re.compile(r"(/groups/|/fatigue/bins\[\d+\]/)(.*)(ci_low|ci_high)$")
+REDEFINED = re.compile(
+    r"^/evidence_only/|^/bradley_terry|^/items\[\d+\]/(flags\[|questions/[^/]+/ci_(low|high)$)"
+)
 
 
 def _leaves(value: Any, path: str = "") -> dict[str, Any]:
@@ -52,13 +61,18 @@ def _golden() -> dict[str, Any]:
     return _without_warnings(json.loads(GOLDEN.read_text()))
 
 
+def _held(leaves: dict[str, Any]) -> dict[str, Any]:
+    return {path: value for path, value in leaves.items() if not REDEFINED.search(path)}
+
+
 def _document() -> dict[str, Any]:
     document = compute_study_document(golden_inputs(), seed=7, rounds=200)
     return _without_warnings(json.loads(json.dumps(document)))
 
 
 def test_every_figure_but_clustered_group_bounds_is_unchanged() -> None:
-    old, new = _leaves(_golden()), _leaves(_document())
+    old, new = _held(_leaves(_golden())), _leaves(_document())
+    assert len(old) > 3000
     # New fields may be added (labels, counts); none may go or change.
     assert set(old) <= set(new)
     changed = []
@@ -76,7 +90,7 @@ def test_every_figure_but_clustered_group_bounds_is_unchanged() -> None:
 
 def test_clustered_group_bounds_move_by_monte_carlo_error_only() -> None:
     old_doc, new_doc = _golden(), _document()
-    old, new = _leaves(old_doc), _leaves(new_doc)
+    old, new = _held(_leaves(old_doc)), _leaves(new_doc)
     moves, widths = [], []
     for path, before in old.items():
         match = CLUSTERED_BOUND.search(path)
