@@ -111,6 +111,30 @@ def measure_label(measure: str) -> str:
     return labels.get(measure, measure)
 
 
+def kappa_weights_label(weighting: str) -> str:
+    """Cohen's kappa's weighting: plain (unweighted) or quadratic-weighted."""
+    labels = {
+        "unweighted": pgettext("kappa weights", "unweighted"),
+        "linear": pgettext("kappa weights", "linear weights"),
+        "quadratic": pgettext("kappa weights", "quadratic weights"),
+    }
+    return labels.get(weighting, weighting)
+
+
+def no_kappa_pairs(min_shared: Any) -> str:
+    """Said instead of a Cohen's kappa when no pair of raters shares enough items."""
+    return _("no pair of raters shares %(n)s items") % {"n": min_shared}
+
+
+def culture_test_shown(document: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The culture test's setting and outcome, with q written as entered (0.1, 0.025)."""
+    test = document.get("culture_test")
+    if not test:
+        return None
+    fdr = test.get("fdr")
+    return {**test, "fdr_text": f"{fdr:g}" if fdr is not None else ""}
+
+
 def metric_label(name: str) -> str:
     """A content metric (apps/content/metrics.py) or a dimension score."""
     labels = {

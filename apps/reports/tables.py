@@ -171,6 +171,13 @@ def agreement_table(document: dict[str, Any], order: Sequence[str] | None = None
         columns += [f"alpha_{level}", f"alpha_{level}_ci_low", f"alpha_{level}_ci_high"]
     # The level that fits the scale (the headline), and how many raters' backgrounds are unknown.
     columns += ["alpha_level", "unknown_background_raters"]
+    # Cohen's kappa: the mean over pairs of raters sharing at least min_shared_items items,
+    # plain and quadratic-weighted (rating scales only); no value, and 0 pairs, when no pair
+    # qualifies (the note column says so).
+    for weighting in COHEN_WEIGHTINGS:
+        prefix = "cohen_kappa" if weighting == "unweighted" else f"cohen_kappa_{weighting}"
+        columns += [prefix, f"{prefix}_ci_low", f"{prefix}_ci_high", f"{prefix}_pairs"]
+    columns += ["cohen_kappa_min_shared_items", "cohen_kappa_note", "interval"]
     rows = []
     for name in question_names(document, order):
         if name not in agreement:
@@ -181,8 +188,28 @@ def agreement_table(document: dict[str, Any], order: Sequence[str] | None = None
         for level in ALPHA_LEVELS:
             row += _interval(_get(entry, "krippendorff_alpha", level))[:3]
         row += [headline_alpha(entry), entry.get("unknown_background_raters")]
+        cohen = entry.get("cohen_kappa") or {}
+        for weighting in COHEN_WEIGHTINGS:
+            stats = cohen.get(weighting)
+            row += [*_interval(stats)[:3], _get(stats, "n_pairs")]
+        plain = cohen.get("unweighted") or {}
+        row += [
+            plain.get("min_shared_items"),
+            cohen_kappa_note(plain),
+            _get(entry, "interval", "method"),
+        ]
         rows.append(row)
     return Table("agreement", columns, rows)
+
+
+COHEN_WEIGHTINGS = ("unweighted", "quadratic")
+
+
+def cohen_kappa_note(stats: dict[str, Any] | None) -> str:
+    """Why a Cohen's kappa has no value: no pair of raters shares enough items."""
+    if not stats or stats.get("n_pairs"):
+        return ""
+    return labels.no_kappa_pairs(stats.get("min_shared_items"))
 
 
 def headline_alpha(entry: dict[str, Any]) -> str:

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 
 from apps.analysis import labels
 from apps.analysis.stats.inputs import Thresholds
@@ -358,6 +359,7 @@ def _agreement(document: dict[str, Any], questions: list[ReportQuestion]) -> lis
                 "question": name,
                 "n_ratings": fmt(entry.get("n_ratings")),
                 "fleiss": fmt_interval(entry.get("fleiss_kappa")),
+                "cohen": _cohen(entry),
                 "measure": measure,
                 "alpha": fmt_interval((entry.get("krippendorff_alpha") or {}).get(measure)),
                 # Interval alpha, which most published work reports, beside the ordinal one.
@@ -381,6 +383,21 @@ def _agreement(document: dict[str, Any], questions: list[ReportQuestion]) -> lis
             }
         )
     return rows
+
+
+def _cohen(entry: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(weighting, "value [low, high]", "n pairs") per Cohen's kappa of a question; the value
+    says why there is none when no pair of raters shares enough items."""
+    cells = []
+    for weighting, stats in (entry.get("cohen_kappa") or {}).items():
+        pairs = stats.get("n_pairs") or 0
+        if pairs:
+            value = fmt_interval(stats)
+            note = ngettext("%(n)s pair", "%(n)s pairs", pairs) % {"n": pairs}
+        else:
+            value, note = labels.no_kappa_pairs(stats.get("min_shared_items")), ""
+        cells.append((labels.kappa_weights_label(weighting), value, note))
+    return cells
 
 
 def _turing(document: dict[str, Any]) -> list[dict[str, Any]]:
@@ -596,6 +613,7 @@ def report_context(
         "study": study,
         "generated_at": generated_at.isoformat(timespec="seconds"),
         "document": document,
+        "culture_test": labels.culture_test_shown(document),
         "primary": primary,
         "questions": questions,
         "counts": document.get("counts") or {},

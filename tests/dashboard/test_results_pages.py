@@ -242,6 +242,16 @@ def test_agreement_shows_the_stored_kappa_alpha_and_the_culture_dependent_items(
         assert fmt_ci(entry["fleiss_kappa"]) in row
         for alpha in entry["krippendorff_alpha"].values():
             assert fmt_ci(alpha) in row
+        # Cohen's kappa, mean over pairs of raters: the interval and its pairs, or the reason
+        # there is none.
+        for stats in entry["cohen_kappa"].values():
+            if stats["n_pairs"]:
+                assert fmt_ci(stats) in row
+                assert f"{stats['n_pairs']} pair" in row
+            else:
+                assert f"no pair of raters shares {stats['min_shared_items']} items" in row
+    assert "delete-a-group jackknife over raters" in text
+    assert "q = 0.1 " in text  # the culture test's false-discovery rate, a study setting
     flagged = [
         i["item"]
         for i in payload["items"]

@@ -89,6 +89,17 @@ def test_tables_zip_holds_one_csv_per_table_with_the_stored_numbers(demo_study, 
     for row in tables["agreement"]:
         expected = payload["agreement"][row["question"]]["fleiss_kappa"]["value"]
         assert float(row["fleiss_kappa"]) == expected
+        cohen = payload["agreement"][row["question"]]["cohen_kappa"]["unweighted"]
+        assert int(row["cohen_kappa_pairs"]) == cohen["n_pairs"]
+        assert int(row["cohen_kappa_min_shared_items"]) == cohen["min_shared_items"]
+        if cohen["n_pairs"]:
+            assert float(row["cohen_kappa"]) == cohen["value"]
+            assert float(row["cohen_kappa_ci_low"]) == cohen["ci_low"]
+            assert row["cohen_kappa_note"] == ""
+        else:
+            assert row["cohen_kappa"] == ""
+            assert "no pair of raters shares" in row["cohen_kappa_note"]
+        assert row["interval"] == "rater_jackknife"
     # The rubric's order, not the alphabet's.
     assert [row["question"] for row in tables["agreement"]] == [
         "surprise",

@@ -1,6 +1,10 @@
 """Inter-rater agreement: Cohen's and Fleiss' kappa, Krippendorff's alpha, per-item and cross-group
 agreement, with bootstrap intervals over items.
 
+The results document's intervals are for raters in general and come from
+``rater_agreement.py`` (a rater jackknife, and Cohen's kappa over pairs of raters); the item
+bootstrap here answers "other items, the same raters".
+
 Ratings arrive in "long" form: parallel arrays ``item`` (int), ``rater`` (int) and ``value``
 (float), one row per rating. A row whose value is nan is a missing rating and is dropped, exactly
 as if it were absent. One rater rates an item at most once (the database enforces it); a repeated

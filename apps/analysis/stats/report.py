@@ -7,8 +7,11 @@ Choices that shape the numbers:
 - Per-item means resample the item's ratings (each rater rates an item once, so this is the
   rater bootstrap within the item); group means (per model, level, humor type, background)
   resample raters as clusters, since one rater's answers across items are not independent.
-- Agreement intervals resample items (the units); cross-group agreement uses quadratic weights
-  on ordinal scales and 0/1 weights on flags (formula in agreement.cross_group_agreement).
+- Agreement intervals (Fleiss' and Cohen's kappa, Krippendorff's alpha) are for these items
+  rated by raters in general: a delete-a-group jackknife over raters (rater_agreement.py), with
+  t intervals. Cohen's kappa is the mean over pairs of raters sharing at least
+  MIN_SHARED_ITEMS items. Cross-group agreement uses quadratic weights on ordinal scales and
+  0/1 weights on flags (formula in agreement.cross_group_agreement).
 - Bradley-Terry uses every pair judgment; components of a disconnected comparison graph are
   centred separately and reported, never put on one scale.
 """
@@ -21,12 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from apps.analysis.stats.agreement import (
-    cross_group_agreement,
-    fleiss_kappa_ci,
-    krippendorff_alpha_ci,
-    per_item_agreement,
-)
+from apps.analysis.stats.agreement import cross_group_agreement, per_item_agreement
 from apps.analysis.stats.bootstrap import (
     _wilson,
     grouped_mean_ci,
@@ -46,6 +44,13 @@ from apps.analysis.stats.diagnostics import (
 from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, inputs_without_items
 from apps.analysis.stats.model_comparison import compare_models
 from apps.analysis.stats.ranks import ci_aware_ranks
+from apps.analysis.stats.rater_agreement import (
+    JACKKNIFE_GROUPS,
+    MIN_SHARED_ITEMS,
+    mean_pair_kappa_intervals,
+    pairwise_cohen_kappa,
+    rater_agreement_intervals,
+)
 from apps.analysis.stats.turing import d_prime, turing_summary
 
 LEVEL = 0.95
@@ -241,6 +246,13 @@ def _items(
 
 
 CULTURE_PERMUTATIONS = 999
+# How every agreement interval is made, stored beside the figures.
+AGREEMENT_INTERVAL = {
+    "method": "rater_jackknife",
+    "estimand": "these_items_raters_in_general",
+    "groups": JACKKNIFE_GROUPS,
+    "min_shared_items": MIN_SHARED_ITEMS,
+}
 
 
 def _culture_test(inputs: StudyInputs, cross: np.ndarray | None, seed: int) -> CultureTest | None:
@@ -287,15 +299,26 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
         if rows.size == 0:
             result[question.name] = entry
             continue
-        entry["fleiss_kappa"] = fleiss_kappa_ci(
-            item, value, inputs.n_items, categories, rounds=rounds, seed=qseed, level_ci=LEVEL
-        ).as_dict()
         levels = ("nominal",) if _is_binary(question) else ("nominal", "ordinal", "interval")
-        entry["krippendorff_alpha"] = {
-            level: krippendorff_alpha_ci(
-                item, rater, value, level=level, rounds=rounds, seed=qseed + k + 1, level_ci=LEVEL
-            ).as_dict()
-            for k, level in enumerate(levels)
+        # Raters are the sample (items are the study's own): one rater jackknife serves Fleiss'
+        # kappa and every alpha level of the question.
+        overall = rater_agreement_intervals(
+            item, rater, value, levels=levels, seed=qseed, level_ci=LEVEL
+        )
+        entry["fleiss_kappa"] = overall["fleiss"].as_dict()
+        entry["krippendorff_alpha"] = {level: overall[level].as_dict() for level in levels}
+        entry["interval"] = dict(AGREEMENT_INTERVAL)
+        # Cohen's kappa: the mean over pairs of raters who share enough items; plain for every
+        # question, quadratic-weighted beside it on rating scales.
+        weightings = ("unweighted",) if _is_binary(question) else ("unweighted", "quadratic")
+        pairs = pairwise_cohen_kappa(
+            item, rater, value, categories, weightings=weightings, min_shared=MIN_SHARED_ITEMS
+        )
+        entry["cohen_kappa"] = {
+            name: kappa.as_dict()
+            for name, kappa in mean_pair_kappa_intervals(
+                pairs, seed=qseed + 90, level_ci=LEVEL
+            ).items()
         }
         headline = "nominal" if _is_binary(question) else "ordinal"
         # The level that fits the scale, named beside every figure: ordinal for rating scales
@@ -303,33 +326,20 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
         entry["alpha_level"] = headline
         by_group = {}
         by_group_interval = {}
+        group_levels = (headline,) if headline == "nominal" else (headline, "interval")
         for g, name in enumerate(group_names):
             mask = group_of_rater[rater] == g
-            by_group[name] = {
-                **krippendorff_alpha_ci(
-                    item[mask],
-                    rater[mask],
-                    value[mask],
-                    level=headline,
-                    rounds=rounds,
-                    seed=qseed + 10 + g,
-                    level_ci=LEVEL,
-                ).as_dict(),
-                "level": headline,
-            }
+            within = rater_agreement_intervals(
+                item[mask],
+                rater[mask],
+                value[mask],
+                levels=group_levels,
+                seed=qseed + 10 + g,
+                level_ci=LEVEL,
+            )
+            by_group[name] = {**within[headline].as_dict(), "level": headline}
             if headline != "nominal":
-                by_group_interval[name] = {
-                    **krippendorff_alpha_ci(
-                        item[mask],
-                        rater[mask],
-                        value[mask],
-                        level="interval",
-                        rounds=rounds,
-                        seed=qseed + 50 + g,
-                        level_ci=LEVEL,
-                    ).as_dict(),
-                    "level": "interval",
-                }
+                by_group_interval[name] = {**within["interval"].as_dict(), "level": "interval"}
         entry["krippendorff_alpha_by_group"] = by_group
         entry["krippendorff_alpha_by_group_level"] = headline
         if by_group_interval:
@@ -934,6 +944,14 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
             level: _bt_fit_summary(entry) for level, entry in by_level.items()
         },
         "agreement": public_agreement,
+        # The culture-dependence test's setting and outcome (per item: items[].culture_test).
+        "culture_test": {
+            "fdr": inputs.thresholds.culture_fdr,
+            "permutations": CULTURE_PERMUTATIONS,
+            "line": inputs.thresholds.culture_dependent_agreement,
+            "tested": sum(1 for item in items if item["culture_test"] is not None),
+            "discoveries": sum(1 for item in items if "culture_dependent" in item["flags"]),
+        },
         "items": items,
         "groups": groups,
         "models": models,

@@ -32,6 +32,36 @@ def _headline_alpha(entry: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | 
     return measure, alphas.get(measure)
 
 
+def _cohen_cells(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Cohen's kappa cells (plain, then quadratic-weighted): the interval with the pairs it
+    rests on, or the reason there is none ("no pair of raters shares 10 items"); a flag has
+    no weighted cell."""
+    cohen = entry.get("cohen_kappa") or {}
+    cells: list[dict[str, Any]] = []
+    for weighting in ("unweighted", "quadratic"):
+        stats = cohen.get(weighting)
+        if stats is None:
+            cells.append({"stats": None, "pairs": None, "missing": ""})
+            continue
+        pairs = stats.get("n_pairs") or 0
+        cells.append(
+            {
+                "stats": stats if pairs else None,
+                "pairs": pairs,
+                "missing": "" if pairs else labels.no_kappa_pairs(stats.get("min_shared_items")),
+            }
+        )
+    return cells
+
+
+def _min_shared(agreement: Mapping[str, Any]) -> Any:
+    for entry in agreement.values():
+        for stats in (entry.get("cohen_kappa") or {}).values():
+            if stats.get("min_shared_items") is not None:
+                return stats["min_shared_items"]
+    return None
+
+
 def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
     questions = load_questions(study, payload)
     agreement = payload.get("agreement") or {}
@@ -52,6 +82,7 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
                 "n_ratings": entry.get("n_ratings"),
                 "weights": entry.get("weights"),
                 "fleiss_kappa": entry.get("fleiss_kappa"),
+                "cohen": _cohen_cells(entry),
                 "alpha": [alphas.get(level) for level in ("nominal", "ordinal", "interval")],
                 "headline": measure,
                 "cross_group_flagged": sum(
@@ -132,6 +163,13 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
         "download_cross": download_url(request, study, "cross-group"),
         # Raters of unknown background take part in no per-group or cross-group figure.
         "unknown_raters": (payload.get("counts") or {}).get("raters_unknown_background") or 0,
+        "min_shared_items": _min_shared(agreement),
+        "culture_test": labels.culture_test_shown(payload),
+        # Documents computed before the rater jackknife resampled items for these intervals.
+        "rater_intervals": any(
+            (entry.get("interval") or {}).get("method") == "rater_jackknife"
+            for entry in agreement.values()
+        ),
     }
 
 
@@ -148,6 +186,19 @@ def agreement_csv(payload: Payload, questions: Questions) -> Table:
             rows.append([*base, "fleiss_kappa", *interval_cells(entry["fleiss_kappa"])])
         for level, interval in sorted((entry.get("krippendorff_alpha") or {}).items()):
             rows.append([*base, f"krippendorff_alpha_{level}", *interval_cells(interval)])
+        # Cohen's kappa, mean over pairs of raters: `n` is the number of pairs (0: none shares
+        # min_shared_items items, and no value).
+        for weighting, stats in (entry.get("cohen_kappa") or {}).items():
+            rows.append(
+                [
+                    *base,
+                    f"cohen_kappa_{weighting}",
+                    stats.get("value"),
+                    stats.get("ci_low"),
+                    stats.get("ci_high"),
+                    stats.get("n_pairs"),
+                ]
+            )
     return header, rows
 
 

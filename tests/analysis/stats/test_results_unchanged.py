@@ -11,7 +11,10 @@ The model-comparison change then redefined some figures on purpose, each tested 
 independent code in its own module: item intervals (studentized t, Wilson for flags), the
 item Bradley-Terry list (expanded-percentile intervals; undefeated and never-winning items
 without a score), the item flags, and the evidence-only view (culture-dependence now needs a
-permutation test). Those are left out here; every other figure is still held to the old code.
+permutation test). Agreement intervals (Fleiss' kappa, Krippendorff's alpha overall and per
+group) then moved from an item bootstrap to a rater jackknife, for raters in general
+(tests/analysis/stats/test_rater_agreement.py); their estimates are still held here. Those are
+left out here; every other figure is still held to the old code.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ GOLDEN = Path(__file__).resolve().parents[3] / "fixtures" / "stats" / "golden_re
 CLUSTERED_BOUND = re.compile(r"(/groups/|/fatigue/bins\[\d+\]/)(.*)(ci_low|ci_high)$")
 REDEFINED = re.compile(
     r"^/evidence_only/|^/bradley_terry|^/items\[\d+\]/(flags\[|questions/[^/]+/ci_(low|high)$)"
+    r"|^/agreement/[^/]+/(fleiss_kappa|krippendorff_alpha[^/]*)/([^/]+/)?ci_(low|high)$"
 )
 
 
