@@ -157,6 +157,7 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
         thresholds=Thresholds(
             min_items_per_model=study.min_items_per_model,
             min_raters_per_item=study.min_raters_per_item,
+            culture_fdr=float(study.culture_fdr),
         ),
         primary_question=primary_question(questions),
         item_content_type=[row[8] or "" for row in item_rows],

@@ -113,6 +113,9 @@ class StudyOut(StudySummaryOut):
     allow_cross_language_pairs = serializers.BooleanField()
     min_items_per_model = serializers.IntegerField()
     min_raters_per_item = serializers.IntegerField()
+    culture_fdr = serializers.FloatField(
+        help_text="False-discovery rate q of the culture-dependence test across items."
+    )
     prolific_completion_code = serializers.CharField()
     prolific_screenout_code = serializers.CharField()
     task_mix = TaskMixSerializer()
@@ -191,6 +194,11 @@ class StudyConfigureIn(StrictSerializer):
     )
     min_items_per_model = _small()
     min_raters_per_item = _small()
+    culture_fdr = serializers.FloatField(
+        required=False,
+        help_text="False-discovery rate q of the culture-dependence test across items "
+        "(Benjamini-Hochberg): greater than 0 and less than 1; 0.1 by default.",
+    )
     prolific_completion_code = serializers.CharField(
         max_length=64, required=False, allow_blank=True
     )

@@ -128,6 +128,7 @@ class StudySettingsForm(forms.ModelForm):
             "exclude_items_not_evidence": _(
                 "Leave items that are not evidence out of model comparisons"
             ),
+            "culture_fdr": _("Culture test false-discovery rate (q)"),
         }
         help_texts = {
             "allow_cross_language_pairs": _(
@@ -158,6 +159,12 @@ class StudySettingsForm(forms.ModelForm):
             "exclude_items_not_evidence": _(
                 "Culture-dependent and safety-intercepted items are left out of the model "
                 "comparison on the summary page and in the report."
+            ),
+            "culture_fdr": _(
+                "An item below the cross-group agreement line is culture-dependent only when a "
+                "permutation test of the raters' groups is a discovery at this false-discovery "
+                "rate across items (Benjamini-Hochberg). Greater than 0 and less than 1; 0.1 by "
+                "default."
             ),
         }
 

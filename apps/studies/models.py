@@ -180,6 +180,12 @@ class Study(TimeStampedModel):
     exclusion_rules_automatic = models.BooleanField(default=False)
     # Leave culture-dependent and safety-intercepted items out of model comparisons by default.
     exclude_items_not_evidence = models.BooleanField(default=True)
+    # False-discovery rate of the culture-dependence test across items (Benjamini-Hochberg).
+    culture_fdr = models.FloatField(
+        default=0.1,
+        help_text="False-discovery rate q of the culture-dependence test across items "
+        "(Benjamini-Hochberg): greater than 0 and less than 1.",
+    )
     # Screening: candidates promoted into the human study per model (source), by FunnyScore.
     screening_top_k = models.PositiveSmallIntegerField(default=20)
     prolific_completion_code = models.CharField(max_length=64, blank=True)
@@ -206,6 +212,12 @@ class Study(TimeStampedModel):
                 violation_error_message="Pairs need at least one opponent and no more opponents than appearances.",
             ),
             models.CheckConstraint(condition=Q(random_seed__gte=0), name="study_seed_nonnegative"),
+            models.CheckConstraint(
+                condition=Q(culture_fdr__gt=0) & Q(culture_fdr__lt=1),
+                name="study_culture_fdr_open_unit_interval",
+                violation_error_message="The culture test's false-discovery rate must be greater "
+                "than 0 and less than 1.",
+            ),
             models.CheckConstraint(
                 condition=Q(tasks_per_session__gte=1) & Q(tasks_per_session__lte=500),
                 name="study_tasks_per_session_range",

@@ -11,6 +11,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 if TYPE_CHECKING:
     from apps.studies.models import Study
@@ -40,6 +41,12 @@ RANGES: dict[str, tuple[float, float, str]] = {
 }
 
 
+# (low, high, what) of settings that must lie strictly between their bounds.
+OPEN_RANGES: dict[str, tuple[float, float, str]] = {
+    "culture_fdr": (0, 1, gettext_noop("the culture test's false-discovery rate q")),
+}
+
+
 def _real(value: Any) -> float | None:
     """The value as a finite float, or None when it is not a finite real number."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -57,6 +64,18 @@ def number_problem(name: str, value: Any) -> str | None:
     if number is None or not low <= number <= high:
         return _("%(what)s must be a number from %(low)s to %(high)s") % {
             "what": what,
+            "low": f"{low:g}",
+            "high": f"{high:g}",
+        }
+    return None
+
+
+def open_number_problem(name: str, value: Any) -> str | None:
+    low, high, what = OPEN_RANGES[name]
+    number = _real(value)
+    if number is None or not low < number < high:
+        return _("%(what)s must be a number greater than %(low)s and less than %(high)s") % {
+            "what": _(what),
             "low": f"{low:g}",
             "high": f"{high:g}",
         }
@@ -97,6 +116,10 @@ def study_settings_problem(study: Study) -> tuple[str, str] | None:
     """(field, message) for the first rule the study's settings break together, else None."""
     for name in RANGES:
         problem = number_problem(name, getattr(study, name))
+        if problem:
+            return name, problem
+    for name in OPEN_RANGES:
+        problem = open_number_problem(name, getattr(study, name))
         if problem:
             return name, problem
     if study.pair_min_opponents > study.pair_appearances_per_item:

@@ -284,7 +284,10 @@ EDITABLE_SETTINGS = (
     "exclusion_position_min_pairs",
     "exclusion_rules_automatic",
     "exclude_items_not_evidence",
+    "culture_fdr",
 )
+# Settings the statistics read: changing one makes the stored results stale.
+ANALYSIS_SETTINGS = ("min_items_per_model", "min_raters_per_item", "culture_fdr")
 
 
 @transaction.atomic
@@ -296,6 +299,7 @@ def study_configure(
     if unknown:
         raise DomainError(f"unknown setting {sorted(unknown)[0]!r}", field=sorted(unknown)[0])
     locked = Study.objects.select_for_update().get(pk=study.pk)
+    before = {name: getattr(locked, name) for name in ANALYSIS_SETTINGS}
     for name, value in changes.items():
         setattr(locked, name, value)
     if task_mix is not None:
@@ -313,7 +317,10 @@ def study_configure(
             "cross-language pairs need a study with several languages",
             field="allow_cross_language_pairs",
         )
+    analysis_changed = any(getattr(locked, name) != before[name] for name in ANALYSIS_SETTINGS)
     locked.save()
+    if analysis_changed:
+        study_results_request(study_id=locked.pk, inline=False)
     return locked
 
 

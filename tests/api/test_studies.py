@@ -202,6 +202,30 @@ def test_bad_settings_are_refused_and_nothing_is_saved(client, study, body, fiel
     assert snapshot(study) == before
 
 
+@pytest.mark.parametrize("value", [0, 1, 1.5, -0.1, "often"])
+def test_a_culture_fdr_outside_zero_to_one_is_refused_with_a_message(client, study, value):
+    before = snapshot(study)
+    body = assert_error(
+        client.patch("/api/v1/studies/jokes/", {"culture_fdr": value}, format="json"),
+        400,
+        "culture_fdr",
+    )
+    if not isinstance(value, str):
+        assert "greater than 0 and less than 1" in body["message"]
+    assert snapshot(study) == before
+    study.refresh_from_db()
+    assert study.culture_fdr == 0.1
+
+
+def test_the_culture_fdr_is_a_setting_of_the_study(client, study):
+    assert client.get("/api/v1/studies/jokes/").json()["culture_fdr"] == 0.1
+    response = client.patch("/api/v1/studies/jokes/", {"culture_fdr": 0.05}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["culture_fdr"] == 0.05
+    study.refresh_from_db()
+    assert study.culture_fdr == 0.05
+
+
 def test_a_quota_below_the_places_taken_is_refused(client, study):
     BackgroundGroup.objects.filter(study=study, code="technical").update(quota=10, filled=4)
     before = snapshot(study)

@@ -171,6 +171,7 @@ def _settings_post(study: Study, **overrides) -> dict:
         "s-exclusion_straight_line_tasks": 5,
         "s-exclusion_position_min_pairs": 10,
         "s-exclude_items_not_evidence": "on",
+        "s-culture_fdr": 0.1,
         "s-share_scorecard": 0.6,
         "s-share_pair": 0.3,
         "s-share_turing": 0.1,
@@ -205,6 +206,7 @@ def test_settings_and_quotas_are_saved(study, owner):
         "C0DE",
     )
     assert study.task_mix == {"scorecard": 0.6, "pair": 0.3, "turing": 0.0}
+    assert study.culture_fdr == 0.1
     assert BackgroundGroup.objects.get(study=study, code="technical").quota == 12
 
 
@@ -217,6 +219,10 @@ def test_settings_and_quotas_are_saved(study, owner):
         ({"s-pair_min_opponents": 5}, "opponents"),
         ({"q-quota_technical": -1}, "greater than or equal to 0"),
         ({"s-session_minutes": "half an hour"}, "whole number"),
+        ({"s-culture_fdr": 1}, "greater than 0 and less than 1"),
+        ({"s-culture_fdr": 0}, "greater than 0 and less than 1"),
+        ({"s-culture_fdr": 2.5}, "greater than 0 and less than 1"),
+        ({"s-culture_fdr": "a tenth"}, "Enter a number"),
     ],
 )
 def test_bad_settings_are_refused_with_a_message_and_nothing_saved(
