@@ -144,3 +144,25 @@ def test_an_item_saved_in_the_admin_asks_for_fresh_results(study, owner, rf):
     with committed() as callbacks:
         ItemAdmin(Item, site).save_model(rf.post("/admin/"), item, form, change=True)
     assert marks(callbacks, study) == 1
+
+
+def test_changing_the_culture_fdr_asks_for_fresh_results_and_other_settings_do_not(study):
+    from apps.studies.services import study_configure
+
+    with committed() as callbacks:
+        study_configure(study=study, culture_fdr=0.05)
+    assert marks(callbacks, study) == 1
+    study.refresh_from_db()
+    with committed() as callbacks:
+        study_configure(study=study, culture_fdr=0.05, session_minutes=20)
+    assert marks(callbacks, study) == 0
+
+
+def test_the_admin_refuses_a_culture_fdr_outside_zero_to_one(study):
+    from django.core.exceptions import ValidationError
+
+    study.culture_fdr = 1.0
+    with pytest.raises(ValidationError) as caught:
+        study.full_clean()
+    assert "greater than 0 and less than 1" in str(caught.value.message_dict["culture_fdr"])
+    assert Study.objects.get(pk=study.pk).culture_fdr == 0.1
