@@ -262,6 +262,15 @@ def test_agreement_shows_the_stored_kappa_alpha_and_the_culture_dependent_items(
         r'<tr data-item="([^"]+)">', text[text.index("Culture-dependent items</h2>") :]
     )
     assert sorted(listed) == sorted(flagged)
+    # Each listed item says whether the group test confirmed it.
+    for item in payload["items"]:
+        if item["item"] in flagged:
+            row = row_html(text, "item", item["item"])
+            verdict = (
+                "culture-dependent" if "culture_dependent" in item["flags"] else "controversial"
+            )
+            assert f"<td>{verdict}</td>" in row
+            assert fmt(item["culture_test"]["q_value"], 3) in row
     assert "D<sub>obs</sub>" in text  # the one-line formula
 
 
