@@ -66,6 +66,15 @@ def item_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
                 "offensive": item["offensive"],
                 "safety_intercepted": item["safety_intercepted"],
                 "flags": ";".join(item["flags"]),
+                # Appended, as on the items page: the Turing interval, the share of revealed
+                # self-explanations raters said name the real mechanism, the item's language.
+                "turing_ci_low": item["turing_accuracy"].get("ci_low"),
+                "turing_ci_high": item["turing_accuracy"].get("ci_high"),
+                "explanation_match": (item.get("explanation_match") or {}).get("value"),
+                "explanation_ci_low": (item.get("explanation_match") or {}).get("ci_low"),
+                "explanation_ci_high": (item.get("explanation_match") or {}).get("ci_high"),
+                "explanation_n": (item.get("explanation_match") or {}).get("n"),
+                "language": item.get("language", ""),
             }
         )
         rows.append(row)

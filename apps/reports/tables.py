@@ -269,6 +269,12 @@ TURING_COLUMNS = [
     "verdict",
     "threshold",
     "seed",
+    # The tests beside the estimates, as the Turing page shows them.
+    "p_vs_chance",
+    "judged_human_minus_human_items",
+    "judged_human_minus_human_items_ci_low",
+    "judged_human_minus_human_items_ci_high",
+    "judged_human_minus_human_items_p_holm",
 ]
 
 
@@ -287,6 +293,9 @@ def _turing_row(scope: str, group: str, entry: dict[str, Any]) -> list[Any]:
         entry.get("verdict"),
         entry.get("threshold"),
         entry.get("seed"),
+        _get(entry, "vs_chance", "p_value"),
+        *_interval(entry.get("vs_human"))[:3],
+        _get(entry, "vs_human", "p_holm"),
     ]
 
 

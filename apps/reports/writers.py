@@ -26,6 +26,7 @@ from apps.analysis import labels
 from apps.analysis.stats.inputs import Thresholds
 from apps.analysis.stats.report import RATER_DIMENSIONS
 from apps.core.spreadsheet import SafeCsvWriter
+from apps.dashboard import charts
 from apps.reports.tables import (
     PROVENANCE,
     Table,
@@ -33,7 +34,6 @@ from apps.reports.tables import (
     provenance_table,
     question_names,
 )
-from apps.studies.languages import group_name
 
 Progress = Callable[[int], None]
 
@@ -187,9 +187,9 @@ def fmt(value: Any, digits: int = 2) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        text = f"{value:.{digits}f}"
-        # -0.00 reads as a sign that is not there.
-        return text[1:] if text.startswith("-") and float(text) == 0 else text
+        # The pages' rounding (apps/dashboard/charts.py::fmt), so a figure reads the same in the
+        # report: fixed decimals, no "-0.00", a dash for a number that is not finite.
+        return charts.fmt(value, digits)
     return str(value)
 
 
@@ -257,29 +257,39 @@ def _summary(
         headings.get(dimension, dimension.replace("_", " ")),
         headings.get(size, size.replace("_", " ")),
     ]
-    columns += [
-        (_("%(question)s (rate)") if q.is_binary else _("%(question)s (mean)"))
-        % {"question": q.name}
-        for q in questions
-    ]
     # Turing accuracy belongs to items; a rater-background split has none.
     turing = dimension not in RATER_DIMENSIONS
-    # Both readings of offense, as on the results pages: the question's column above is the
-    # share of raters' answers; this one is the method's rule (any rater flags the item).
-    offense = turing and any("offense" in entry for entry in groups.values())
+    # Both readings of offense, named as on the results pages: the method's rule (any rater
+    # flags the item) and the share of raters' answers that flagged it. The offense question's
+    # own mean is that share, so it is not shown a second time under its question's name.
+    # Only a rubric that asks the offense flag has them (as on the summary page); a split by
+    # rater has the share only (the any-rater rule counts items).
+    asked = any(q.name == "offensive" and q.is_binary for q in questions)
+    offense = turing and asked and any("offense" in entry for entry in groups.values())
+    shown = [q for q in questions if not (asked and q.is_binary and q.name == "offensive")]
+    columns += [
+        (_("%(question)s (rate)") if q.is_binary else _("%(question)s (mean)"))
+        % {"question": labels.question_label(q.name)}
+        for q in shown
+    ]
     if offense:
         columns.append(_("Offensive items (any rater)"))
+    if asked:
+        columns.append(_("Offense (share of raters)"))
     if turing:
         columns.append(_("Turing accuracy"))
     rows = []
     for group in sorted(groups):
         entry = groups[group]
-        row = [group_name(group, dimension), fmt(entry.get(size))]
-        for q in questions:
+        row = [labels.group_label(group, dimension, humor=humor), fmt(entry.get(size))]
+        for q in shown:
             stats = (entry.get("questions") or {}).get(q.name)
             row.append(fmt_percent(stats) if q.is_binary else fmt_interval(stats))
         if offense:
             row.append(fmt_percent((entry.get("offense") or {}).get("any_rater")))
+        if asked:
+            # The share of raters' answers that flagged it: the offense question's own mean.
+            row.append(fmt_percent((entry.get("questions") or {}).get("offensive")))
         if turing:
             row.append(fmt_percent(entry.get("turing_accuracy")))
         rows.append(row)
@@ -298,9 +308,10 @@ def _leaderboards(
     items = {item["item"]: item for item in document.get("items") or []}
     by_level = document.get("bradley_terry_by_level") or {}
     # Levels are ranked separately (never mixed); the pooled ranking only when there is no split.
-    scopes = [(level, by_level[level]) for level in sorted(by_level)] or [
-        (_("all levels"), document.get("bradley_terry") or [])
-    ]
+    humor = study.rubric_kind == "humor"
+    scopes = [
+        (labels.level_label(level, humor=humor), by_level[level]) for level in sorted(by_level)
+    ] or [(_("all levels"), document.get("bradley_terry") or [])]
     boards = []
     for scope, rows in scopes:
         components = {row.get("component") for row in rows}
@@ -313,8 +324,10 @@ def _leaderboards(
                     "rank": fmt(row.get("rank")),
                     "item": row["item"],
                     "text": _snippet(study.item_texts.get(row["item"], "")),
-                    "source": item.get("source", DASH),
-                    "humor_type": item.get("humor_type", DASH),
+                    "source": labels.source_label(item["source"]) if "source" in item else DASH,
+                    "humor_type": labels.humor_type_label(item["humor_type"])
+                    if "humor_type" in item
+                    else DASH,
                     "score": fmt_interval(
                         {
                             "value": row.get("score"),
@@ -356,11 +369,12 @@ def _agreement(document: dict[str, Any], questions: list[ReportQuestion]) -> lis
         )
         rows.append(
             {
-                "question": name,
+                "question": labels.question_label(name),
                 "n_ratings": fmt(entry.get("n_ratings")),
                 "fleiss": fmt_interval(entry.get("fleiss_kappa")),
                 "cohen": _cohen(entry),
-                "measure": measure,
+                "measure": labels.measure_label(measure),
+                "interval_label": labels.measure_label("interval"),
                 "alpha": fmt_interval((entry.get("krippendorff_alpha") or {}).get(measure)),
                 # Interval alpha, which most published work reports, beside the ordinal one.
                 "alpha_interval": fmt_interval(
@@ -370,7 +384,7 @@ def _agreement(document: dict[str, Any], questions: list[ReportQuestion]) -> lis
                 else None,
                 "by_group": [
                     (
-                        group,
+                        labels.background_label(group),
                         fmt_interval(by_group[group]),
                         fmt_interval(by_group_interval[group])
                         if group in by_group_interval
@@ -404,9 +418,9 @@ def _turing(document: dict[str, Any]) -> list[dict[str, Any]]:
     turing = document.get("turing") or {}
     entries = []
     if turing.get("overall"):
-        entries.append((_("all items"), turing["overall"]))
+        entries.append((_("All items"), turing["overall"]))
     by_source = turing.get("by_source") or {}
-    entries += [(source, by_source[source]) for source in sorted(by_source)]
+    entries += [(labels.source_label(source), by_source[source]) for source in sorted(by_source)]
     return [
         {
             "source": source,
@@ -427,8 +441,21 @@ def _rank_range(rank: Any) -> str:
     return str(low) if low == high else f"{low}\u2013{high}"
 
 
+def _measure_label(measure: str) -> str:
+    """A compared measure as the models page names it."""
+    if measure == "bt":
+        return _("Bradley-Terry")
+    if measure == "judged_human":
+        return _("Judged human")
+    return labels.question_label(measure)
+
+
 def _models(
-    document: dict[str, Any], questions: list[ReportQuestion], primary: str | None
+    document: dict[str, Any],
+    questions: list[ReportQuestion],
+    primary: str | None,
+    *,
+    humor: bool = True,
 ) -> list[dict[str, Any]]:
     """The model comparison, overall and per level: one table of sources, one of differences."""
     models = document.get("models") or {}
@@ -436,7 +463,10 @@ def _models(
     views: list[tuple[str, dict[str, Any]]] = [(_("All items"), models)]
     for level in sorted(models.get("by_level") or {}):
         views.append(
-            (_("Level: %(level)s") % {"level": level}, (models.get("by_level") or {})[level])
+            (
+                _("Level: %(level)s") % {"level": labels.level_label(level, humor=humor)},
+                (models.get("by_level") or {})[level],
+            )
         )
     out = []
     for title, view in views:
@@ -451,7 +481,7 @@ def _models(
             bt = entry.get("bt") or {}
             rows.append(
                 {
-                    "source": name,
+                    "source": labels.source_label(name),
                     "n_items": fmt(entry.get("n_items")),
                     "n_raters": fmt(entry.get("n_raters")),
                     "rank": _rank_range(entry.get("rank")),
@@ -476,9 +506,9 @@ def _models(
         shown = {*scale, "bt", "judged_human"}
         differences = [
             {
-                "a": row.get("a"),
-                "b": row.get("b"),
-                "measure": row.get("question"),
+                "a": labels.source_label(str(row.get("a"))),
+                "b": labels.source_label(str(row.get("b"))),
+                "measure": _measure_label(str(row.get("question"))),
                 "value": fmt_percent(row)
                 if row.get("question") == "judged_human"
                 else fmt_interval(row),
@@ -632,15 +662,21 @@ def report_context(
                 if _has_types(document)
                 else []
             ),
-            _summary(document, "source", _("By source (model or human)"), questions),
-            _summary(document, "level", _("By test level"), questions),
-            _summary(document, "background", _("By rater background"), questions),
+            _summary(document, "source", _("By source (model or human)"), questions, humor=humor),
+            _summary(document, "level", _("By test level"), questions, humor=humor),
+            _summary(document, "background", _("By rater background"), questions, humor=humor),
             # A study in several languages: the same split by the item's language and by the
             # languages its raters read.
             *(
                 [
-                    _summary(document, "language", _("By item language"), questions),
-                    _summary(document, "rater_language", _("By rater language"), questions),
+                    _summary(document, "language", _("By item language"), questions, humor=humor),
+                    _summary(
+                        document,
+                        "rater_language",
+                        _("By rater language"),
+                        questions,
+                        humor=humor,
+                    ),
                 ]
                 if len((document.get("groups") or {}).get("language") or {}) > 1
                 else []
@@ -649,7 +685,7 @@ def report_context(
         "leaderboards": _leaderboards(document, study, primary),
         "agreement": _agreement(document, questions),
         "turing": _turing(document),
-        "models": _models(document, questions, primary),
+        "models": _models(document, questions, primary, humor=humor),
         "diagnostics": _diagnostics(document),
         "warnings": labels.study_warnings(
             document.get("warnings") or [], document.get("items") or []

@@ -21,15 +21,16 @@ from apps.dashboard.results.common import (
     load_questions,
     threshold_of,
 )
+from apps.reports.tables import headline_alpha
 from apps.studies.models import Study
 
 
 def _headline_alpha(entry: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None]:
-    """The alpha that fits the scale, as in the stored warnings: ordinal for ratings, nominal
-    for flags."""
-    alphas = entry.get("krippendorff_alpha") or {}
-    measure = "ordinal" if "ordinal" in alphas else "nominal"
-    return measure, alphas.get(measure)
+    """The alpha that fits the scale, as the stored results name it and the exports and the
+    report read it (apps/reports/tables.py::headline_alpha): ordinal for ratings, nominal for
+    flags."""
+    measure = headline_alpha(dict(entry))
+    return measure, (entry.get("krippendorff_alpha") or {}).get(measure)
 
 
 def _cohen_cells(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -214,6 +215,11 @@ def agreement_groups_csv(payload: Payload, questions: Questions) -> Table:
             (agreement[name].get("krippendorff_alpha_by_group") or {}).items()
         ):
             rows.append([name, group, f"krippendorff_alpha_{measure}", *interval_cells(interval)])
+        # Interval alpha beside ordinal, as the page shows it.
+        for group, interval in sorted(
+            (agreement[name].get("krippendorff_alpha_by_group_interval") or {}).items()
+        ):
+            rows.append([name, group, "krippendorff_alpha_interval", *interval_cells(interval)])
     return header, rows
 
 

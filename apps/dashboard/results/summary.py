@@ -135,6 +135,10 @@ def summary_csv(study: Study, payload: Payload, questions: Questions) -> Table:
         "offensive_items",
         "safety_intercepted_items",
     ]
+    # Both readings of offense with their intervals, as the page and the export's group tables
+    # show them (appended: scripts reading the earlier columns by position keep working).
+    for reading in ("any_rater", "share_of_raters"):
+        header += [f"offense_{reading}_{part}" for part in ("rate", "ci_low", "ci_high", "n")]
     rows = []
     groups = payload.get("groups") or {}
     for dimension in GROUP_DIMENSIONS:
@@ -150,5 +154,7 @@ def summary_csv(study: Study, payload: Payload, questions: Questions) -> Table:
                 entry.get("offensive_items"),
                 entry.get("safety_intercepted_items"),
             ]
+            for reading in ("any_rater", "share_of_raters"):
+                row += interval_cells((entry.get("offense") or {}).get(reading))
             rows.append(row)
     return header, rows

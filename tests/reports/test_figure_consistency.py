@@ -1,0 +1,1456 @@
+"""One source of truth for every figure: for both demo studies, every figure of the stored results
+document is looked up in every output that shows it (the results pages, the printable report in
+HTML and PDF, the XLSX workbook, the zip of CSVs and the pages' CSV downloads) and must read the
+same there, at that output's rounding, under the same label (apps/analysis/labels.py).
+
+The walk is driven by the document: `figures()` yields every figure it holds, each of a family
+(a group's mean, a model's Bradley-Terry strength, a question's alpha, ...). `PLACES` says, per
+family, where each output shows it, or why it does not: every family names each of the four
+media (page, report, export, csv), so a new output or section is one more entry there.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.utils import translation
+from django.utils.translation import gettext
+
+from apps.analysis import labels
+from apps.analysis.stats.inputs import Thresholds
+from apps.analysis.stats.report import GROUP_DIMENSIONS, RATER_DIMENSIONS
+from apps.dashboard.results.common import load_questions
+from apps.reports import services, writers
+from apps.studies.models import Study
+from tests.pages.conftest import demo_site  # noqa: F401  (the seeded demo studies)
+from tests.reports import outputs
+from tests.reports.outputs import AMBIGUOUS, Html, Rows
+
+pytestmark = pytest.mark.django_db
+
+MEDIA = ("page", "report", "export", "csv")
+INTERVAL = ("value", "ci_low", "ci_high")
+
+
+# --- where a figure is shown -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A cell of an HTML table: the table under `heading` whose first column is headed `first`,
+    the row found by `row` (a cell's text, the first cells' texts, or a data-* attribute), the
+    column headed `column`. The figure's `parts`, formatted at `digits` (as percentages with
+    `pct`), must appear there in order."""
+
+    output: str
+    heading: str
+    first: str
+    row: Any
+    column: str
+    parts: tuple[str, ...] = INTERVAL
+    pct: bool = False
+    # Decimals shown: 1 for a percentage, 2 otherwise, unless said.
+    digits: int | None = None
+
+
+@dataclass(frozen=True)
+class Element:
+    """The one element of a page with this class."""
+
+    output: str
+    css: str
+    parts: tuple[str, ...] = INTERVAL
+    pct: bool = False
+    # Decimals shown: 1 for a percentage, 2 otherwise, unless said.
+    digits: int | None = None
+
+
+@dataclass(frozen=True)
+class Marked:
+    """An element marked `data-<name>="<key>"` whose text holds `text` (a sentence in the
+    reader's language) and the figure's parts."""
+
+    output: str
+    name: str
+    key: str
+    text: str
+    parts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Data:
+    """A row of a table of the data formats (`export`: the XLSX sheet and the zip's CSV of that
+    name; `csv:<name>`: a results page's download), unrounded: `columns` hold the figure's
+    `parts` in order."""
+
+    output: str
+    table: str
+    where: dict[str, Any]
+    columns: tuple[str, ...]
+    parts: tuple[str, ...] = INTERVAL
+
+
+@dataclass(frozen=True)
+class Omit:
+    """The output leaves the figure out on purpose, for this reason."""
+
+    reason: str
+
+
+Place = Cell | Element | Marked | Data | Omit
+
+
+@dataclass(frozen=True)
+class Figure:
+    family: str
+    path: tuple[Any, ...]
+    value: dict[str, Any]
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+def _as_parts(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {"value": value}
+
+
+# --- the study as the outputs describe it ------------------------------------------------------
+
+
+@dataclass
+class Ctx:
+    study: Study
+    document: dict[str, Any]
+    humor: bool
+    scale: list[str]
+    binary: list[str]
+    # The pages' view: "all" items, or "evidence" (without the items that are not evidence
+    # about their model: a second stored document, shown by the pages and their downloads).
+    view: str = "all"
+
+    @property
+    def groups(self) -> dict[str, Any]:
+        return self.document.get("groups") or {}
+
+    @property
+    def has_types(self) -> bool:
+        return any(name not in ("", "unspecified") for name in self.groups.get("humor_type") or {})
+
+    @property
+    def several_languages(self) -> bool:
+        return len(self.groups.get("language") or {}) > 1
+
+    @property
+    def offense(self) -> bool:
+        return self.humor or "offensive" in self.binary
+
+    def group(self, name: str, dimension: str) -> str:
+        return labels.group_label(name, dimension, humor=self.humor)
+
+    def level(self, code: str) -> str:
+        return labels.level_label(code, humor=self.humor)
+
+
+def _page_summary_title(ctx: Ctx, dimension: str) -> tuple[str, str] | None:
+    """The summary page's table of a dimension: (title, first column), None when not shown."""
+    typed = ctx.humor or ctx.has_types
+    titles = {
+        "humor_type": ("By humor type" if ctx.humor else "By type") if typed else None,
+        "level_humor_type": ("By level × humor type" if ctx.humor else "By level × type")
+        if typed
+        else None,
+        "content_type": "By content type" if ctx.groups.get("content_type") else None,
+        "source": "By source model",
+        "level": "By level",
+        "language": "By item language" if ctx.several_languages else None,
+        "background": "By rater background",
+        "rater_language": "By rater language"
+        if ctx.several_languages or len(ctx.groups.get("rater_language") or {}) > 1
+        else None,
+    }
+    title = titles.get(dimension)
+    if title is None:
+        return None
+    first = {"background": "Background", "rater_language": "Languages read"}.get(dimension, "Group")
+    return title, first
+
+
+def _report_summary_title(ctx: Ctx, dimension: str) -> tuple[str, str] | None:
+    titles = {
+        "humor_type": ("By humor type" if ctx.humor else "By type")
+        if ctx.humor or ctx.has_types
+        else None,
+        "source": "By source (model or human)",
+        "level": "By test level",
+        "background": "By rater background",
+        "language": "By item language" if ctx.several_languages else None,
+        "rater_language": "By rater language" if ctx.several_languages else None,
+    }
+    title = titles.get(dimension)
+    if title is None:
+        return None
+    first = {
+        "humor_type": "humor type" if ctx.humor else "type",
+        "language": "item language",
+        "rater_language": "rater language",
+    }.get(dimension, dimension)
+    return title, first
+
+
+# --- the walk: every figure of the document ----------------------------------------------------
+
+
+def figures(ctx: Ctx) -> Iterator[Figure]:
+    doc = ctx.document
+    for dimension in GROUP_DIMENSIONS:
+        for name, entry in sorted((ctx.groups.get(dimension) or {}).items()):
+            p = {"dimension": dimension, "group": name}
+            base = ("groups", dimension, name)
+            size = "n_raters" if dimension in RATER_DIMENSIONS else "n_items"
+            yield Figure(
+                "group.size", (*base, size), _as_parts(entry.get(size)), {**p, "size": size}
+            )
+            for q, stats in sorted((entry.get("questions") or {}).items()):
+                yield Figure("group.question", (*base, "questions", q), stats, {**p, "question": q})
+            if dimension in RATER_DIMENSIONS:
+                continue
+            yield Figure("group.turing", (*base, "turing_accuracy"), entry["turing_accuracy"], p)
+            for count in ("offensive_items", "safety_intercepted_items"):
+                if count in entry:
+                    yield Figure(f"group.{count}", (*base, count), _as_parts(entry[count]), p)
+            for reading in ("any_rater", "share_of_raters"):
+                stats = (entry.get("offense") or {}).get(reading)
+                if stats:
+                    yield Figure(f"group.offense_{reading}", (*base, "offense", reading), stats, p)
+    models = doc.get("models") or {}
+    views: list[tuple[str, str, dict[str, Any]]] = [("overall", "", models)]
+    for dimension in ("by_level", "by_humor_type", "by_language"):
+        views += [
+            (dimension, name, view) for name, view in sorted((models.get(dimension) or {}).items())
+        ]
+    for dimension, name, view in views:
+        key = "overall" if dimension == "overall" else f"{dimension}:{name}"
+        v = {"view": dimension, "view_name": name, "view_key": key}
+        for source, entry in sorted((view.get("by_model") or {}).items()):
+            base = ("models", key, source)
+            p = {**v, "source": source}
+            for kind in ("questions", "fixed_items", "adjusted"):
+                for q, stats in sorted((entry.get(kind) or {}).items()):
+                    if stats:
+                        yield Figure(
+                            "model.question",
+                            (*base, kind, q),
+                            stats,
+                            {**p, "kind": kind, "question": q},
+                        )
+            for measure in ("bt", "judged_human"):
+                if entry.get(measure):
+                    yield Figure(f"model.{measure}", (*base, measure), entry[measure], p)
+            for reading in ("any_rater", "share_of_raters"):
+                stats = (entry.get("offense") or {}).get(reading)
+                if stats:
+                    yield Figure(f"model.offense_{reading}", (*base, "offense", reading), stats, p)
+            for count in ("n_items", "n_raters"):
+                yield Figure(f"model.{count}", (*base, count), _as_parts(entry.get(count)), p)
+            if entry.get("rank"):
+                yield Figure("model.rank", (*base, "rank"), entry["rank"], p)
+        for diff in view.get("differences") or []:
+            p = {**v, "a": diff["a"], "b": diff["b"], "measure": diff["question"]}
+            base = ("models", key, "differences", diff["a"], diff["b"], diff["question"])
+            yield Figure("difference", base, diff, p)
+            yield Figure("difference.p_holm", (*base, "p_holm"), _as_parts(diff.get("p_holm")), p)
+            if diff.get("p_a_beats_b"):
+                yield Figure(
+                    "difference.p_a_beats_b", (*base, "p_a_beats_b"), diff["p_a_beats_b"], p
+                )
+    scopes = [("", doc.get("bradley_terry") or [])]
+    scopes += sorted((doc.get("bradley_terry_by_level") or {}).items())
+    for scope, rows in scopes:
+        for position, row in enumerate(rows):
+            p = {"scope": scope, "item": row["item"], "position": position}
+            score = {
+                "value": row.get("score"),
+                "ci_low": row.get("ci_low"),
+                "ci_high": row.get("ci_high"),
+            }
+            yield Figure("bt.score", ("bradley_terry", scope, row["item"]), score, p)
+            yield Figure(
+                "bt.rank",
+                ("bradley_terry", scope, row["item"], "rank"),
+                _as_parts(row.get("rank")),
+                p,
+            )
+    for item in doc.get("items") or []:
+        p = {"item": item["item"], "safety": bool(item.get("safety_intercepted"))}
+        base = ("items", item["item"])
+        for q, stats in sorted((item.get("questions") or {}).items()):
+            yield Figure("item.question", (*base, "questions", q), stats, {**p, "question": q})
+        yield Figure("item.turing", (*base, "turing_accuracy"), item["turing_accuracy"], p)
+        if item.get("explanation_match"):
+            yield Figure(
+                "item.explanation", (*base, "explanation_match"), item["explanation_match"], p
+            )
+        for number in ("agreement", "cross_group_agreement", "n_raters", "n_pairs"):
+            yield Figure(f"item.{number}", (*base, number), _as_parts(item.get(number)), p)
+    culture = _threshold(doc, "culture_dependent_items", Thresholds().culture_dependent_agreement)
+    for q, entry in sorted((doc.get("agreement") or {}).items()):
+        p = {"question": q, "headline": _headline(entry)}
+        base = ("agreement", q)
+        yield Figure(
+            "agreement.n_ratings", (*base, "n_ratings"), _as_parts(entry.get("n_ratings")), p
+        )
+        if entry.get("fleiss_kappa"):
+            yield Figure("agreement.fleiss", (*base, "fleiss_kappa"), entry["fleiss_kappa"], p)
+        for level, stats in sorted((entry.get("krippendorff_alpha") or {}).items()):
+            yield Figure("agreement.alpha", (*base, "alpha", level), stats, {**p, "level": level})
+        for key, measure in (
+            ("krippendorff_alpha_by_group", p["headline"]),
+            ("krippendorff_alpha_by_group_interval", "interval"),
+        ):
+            for group, stats in sorted((entry.get(key) or {}).items()):
+                yield Figure(
+                    "agreement.by_group",
+                    (*base, key, group),
+                    stats,
+                    {**p, "group": group, "measure": measure},
+                )
+        flagged = sum(
+            1
+            for row in entry.get("per_item") or []
+            if row.get("cross_group") is not None and row["cross_group"] < culture
+        )
+        yield Figure(
+            "agreement.culture_dependent", (*base, "culture_dependent"), _as_parts(flagged), p
+        )
+    turing = doc.get("turing") or {}
+    entries = [("overall", "", turing.get("overall"))]
+    entries += [("source", n, e) for n, e in sorted((turing.get("by_source") or {}).items())]
+    entries += [("level", n, e) for n, e in sorted((turing.get("by_level") or {}).items())]
+    for scope, name, entry in entries:
+        if not entry:
+            continue
+        p = {"scope": scope, "name": name}
+        base = ("turing", scope, name)
+        yield Figure("turing.n", (*base, "n"), _as_parts(entry.get("n")), p)
+        for measure in ("accuracy", "judged_human"):
+            yield Figure(f"turing.{measure}", (*base, measure), entry[measure], p)
+        yield Figure("turing.d_prime", (*base, "d_prime"), _as_parts(entry.get("d_prime")), p)
+        if entry.get("vs_human"):
+            yield Figure("turing.vs_human", (*base, "vs_human"), entry["vs_human"], p)
+            yield Figure(
+                "turing.vs_human_p",
+                (*base, "vs_human", "p_holm"),
+                {"value": entry["vs_human"].get("p_holm")},
+                p,
+            )
+        if entry.get("vs_chance"):
+            yield Figure(
+                "turing.p_vs_chance",
+                (*base, "vs_chance"),
+                {"value": entry["vs_chance"].get("p_value")},
+                p,
+            )
+    for key, value in sorted((doc.get("counts") or {}).items()):
+        yield Figure("count", ("counts", key), _as_parts(value), {"key": key})
+    diagnostics = doc.get("diagnostics") or {}
+    bias = diagnostics.get("position_bias") or {}
+    if bias.get("left_choice_rate"):
+        yield Figure(
+            "diagnostics.left_choice", ("diagnostics", "position_bias"), bias["left_choice_rate"]
+        )
+        yield Figure(
+            "diagnostics.position_p",
+            ("diagnostics", "position_bias", "p"),
+            _as_parts(bias.get("p_value")),
+        )
+    fatigue = diagnostics.get("fatigue") or {}
+    if fatigue.get("slope"):
+        yield Figure(
+            "diagnostics.fatigue_slope", ("diagnostics", "fatigue", "slope"), fatigue["slope"]
+        )
+    for b in fatigue.get("bins") or []:
+        value = {
+            "value": b.get("mean"),
+            "ci_low": b.get("ci_low"),
+            "ci_high": b.get("ci_high"),
+            "n": b.get("n"),
+        }
+        yield Figure(
+            "diagnostics.fatigue_bin",
+            ("diagnostics", "fatigue", b.get("start")),
+            value,
+            {"start": b.get("start"), "end": b.get("end")},
+        )
+    if diagnostics.get("explanation_match_rate"):
+        yield Figure(
+            "diagnostics.explanation",
+            ("diagnostics", "explanation"),
+            diagnostics["explanation_match_rate"],
+        )
+    for warning in doc.get("warnings") or []:
+        yield Figure(
+            "warning",
+            ("warnings", warning.get("code"), warning.get("subject")),
+            {},
+            {"warning": warning},
+        )
+    shown = labels.study_warnings(doc.get("warnings") or [], doc.get("items") or [])
+    for flag in shown["flags"]:
+        yield Figure(
+            "flag", ("flags", flag["flag"]), {"value": flag["count"]}, {"flag": flag["flag"]}
+        )
+
+
+def _threshold(doc: dict[str, Any], code: str, default: float) -> float:
+    for warning in doc.get("warnings") or []:
+        if warning.get("code") == code and warning.get("threshold") is not None:
+            return float(warning["threshold"])
+    return default
+
+
+def _headline(entry: dict[str, Any]) -> str:
+    alphas = entry.get("krippendorff_alpha") or {}
+    return str(entry.get("alpha_level") or ("ordinal" if "ordinal" in alphas else "nominal"))
+
+
+# --- the mapping: which output shows which figure ------------------------------------------------
+
+RAW = "the data formats hold every figure of the document; the pages round it"
+NOT_IN_REPORT_ITEMS = "the report names items only in its leaderboard; the exports list every item"
+
+
+def _group_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    d, g = f.params["dimension"], f.params["group"]
+    page, report = _page_summary_title(ctx, d), _report_summary_title(ctx, d)
+    row = ctx.group(g, d)
+    out: dict[str, Place] = {}
+    family = f.family
+    if family == "group.size":
+        size = f.params["size"]
+        column = "Raters" if size == "n_raters" else "Items"
+        out["page"] = Cell("summary", *page, row, column, ("value",)) if page else Omit("no table")
+        out["report"] = (
+            Cell("report", *report, row, size.replace("_", " "), ("value",))
+            if report
+            else Omit("the report shows this split in the appendix only")
+        )
+        out["export"] = Data("export", f"groups_{d}", {"group": g}, (size,), ("value",))
+        out["csv"] = Data(
+            "csv:summary", "summary", {"dimension": d, "group": g}, (size,), ("value",)
+        )
+        return out
+    if family == "group.question":
+        q = f.params["question"]
+        binary = q in ctx.binary
+        out["page"] = (
+            Omit("a flag question is shown as the offense share")
+            if binary
+            else Cell("summary", *page, row, labels.question_label(q))
+            if page
+            else Omit("the summary page shows no table of this dimension")
+        )
+        if report is None:
+            out["report"] = Omit("the report has no table of this dimension")
+        elif binary and d in RATER_DIMENSIONS:
+            # A split by rater has no any-rater column: the flag's share stands alone.
+            out["report"] = Cell("report", *report, row, "Offense (share of raters)", pct=True)
+        elif binary:
+            out["report"] = Omit("a flag question is shown as the offense share")
+        else:
+            out["report"] = Cell(
+                "report",
+                *report,
+                row,
+                _("%(question)s (mean)") % {"question": labels.question_label(q)},
+            )
+        cols = (f"{q}_mean", f"{q}_ci_low", f"{q}_ci_high")
+        out["export"] = Data("export", f"groups_{d}", {"group": g}, cols)
+        out["csv"] = Data("csv:summary", "summary", {"dimension": d, "group": g}, cols)
+        return out
+    column, export_cols, csv_cols, parts, pct = {
+        "group.turing": (
+            "Turing accuracy",
+            ("turing_accuracy", "turing_ci_low", "turing_ci_high"),
+            ("turing_accuracy", "turing_ci_low", "turing_ci_high"),
+            INTERVAL,
+            True,
+        ),
+        "group.offense_any_rater": (
+            "Offensive items (any rater)",
+            ("offense_any_rater_rate", "offense_any_rater_ci_low", "offense_any_rater_ci_high"),
+            ("offense_any_rater_rate", "offense_any_rater_ci_low", "offense_any_rater_ci_high"),
+            INTERVAL,
+            True,
+        ),
+        "group.offense_share_of_raters": (
+            "Offense (share of raters)",
+            (
+                "offense_share_of_raters_rate",
+                "offense_share_of_raters_ci_low",
+                "offense_share_of_raters_ci_high",
+            ),
+            (
+                "offense_share_of_raters_rate",
+                "offense_share_of_raters_ci_low",
+                "offense_share_of_raters_ci_high",
+            ),
+            INTERVAL,
+            True,
+        ),
+        "group.offensive_items": (
+            "Offensive items (any rater)",
+            ("offensive_items",),
+            ("offensive_items",),
+            ("value",),
+            False,
+        ),
+        "group.safety_intercepted_items": (
+            None,
+            ("safety_intercepted_items",),
+            ("safety_intercepted_items",),
+            ("value",),
+            False,
+        ),
+    }[family]
+    if family == "group.safety_intercepted_items":
+        shown = d in ("source", "level") and f.value["value"]
+        label = ctx.group(g, d) if d == "source" else ctx.level(g)
+        out["page"] = (
+            Cell("safety", "Per source and level", "Group", label, "Intercepted", ("value",))
+            if shown
+            else Omit("the safety page lists sources and levels with intercepted items")
+        )
+        out["report"] = Omit("the report counts intercepted items among the item flags")
+    else:
+        shown_offense = family == "group.turing" or ctx.offense
+        out["page"] = (
+            Cell("summary", *page, row, column, parts, pct)
+            if page and shown_offense
+            else Omit("not a table of the summary page")
+        )
+        out["report"] = (
+            Cell("report", *report, row, column, parts, pct)
+            if report and shown_offense and family != "group.offensive_items"
+            else Omit("the report gives the share, the exports the count")
+            if family == "group.offensive_items"
+            else Omit("the report has no table of this dimension")
+        )
+    out["export"] = Data("export", f"groups_{d}", {"group": g}, export_cols, parts)
+    out["csv"] = Data("csv:summary", "summary", {"dimension": d, "group": g}, csv_cols, parts)
+    return out
+
+
+def _model_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    p = f.params
+    page_out = f"models:{p['view_key']}"
+    report_heading = (
+        "All items"
+        if p["view"] == "overall"
+        else _("Level: %(level)s") % {"level": ctx.level(p["view_name"])}
+        if p["view"] == "by_level"
+        else None
+    )
+    row = labels.source_label(p["source"])
+    measure = {
+        "model.bt": "bt",
+        "model.judged_human": "judged_human",
+        "model.offense_any_rater": "offense_any_rater",
+        "model.offense_share_of_raters": "offense_share_of_raters",
+    }.get(f.family)
+    where = {"view": p["view"], "group": p["view_name"], "row": "source", "source": p["source"]}
+    out: dict[str, Place] = {}
+    if f.family == "model.question":
+        q, kind = p["question"], p["kind"]
+        measure = q if kind == "questions" else f"{q}_{kind}"
+        if q in ctx.binary:
+            out["page"] = out["report"] = Omit("a flag question is shown as the offense share")
+        else:
+            out["page"] = Cell(
+                page_out, "Model comparison", "Source", row, f"{labels.question_label(q)} [95% CI]"
+            )
+            out["report"] = (
+                Cell("report", report_heading, "Source", row, labels.question_label(q))
+                if report_heading
+                else Omit("the report compares models overall and per level")
+            )
+    elif f.family in ("model.n_items", "model.n_raters", "model.rank"):
+        column = {
+            "model.n_items": "Rated items",
+            "model.n_raters": "Raters",
+            "model.rank": "Rank range",
+        }[f.family]
+        parts = ("low", "high") if f.family == "model.rank" else ("value",)
+        # A rank range of one rank reads "2", not "2–2".
+        shown = parts[:1] if f.value.get("low") == f.value.get("high") else parts
+        out["page"] = Cell(page_out, "Model comparison", "Source", row, column, shown)
+        out["report"] = (
+            Cell("report", report_heading, "Source", row, column, shown)
+            if report_heading
+            else Omit("the report compares models overall and per level")
+        )
+        if f.family == "model.rank":
+            data = Data(
+                "export", "models", {**where, "measure": "rank"}, ("ci_low", "ci_high"), parts
+            )
+        else:
+            data = Data("export", "models", {**where, "measure": "bt"}, (f.family[6:],), parts)
+        out["export"] = data
+        out["csv"] = Data("csv:models", "models", data.where, data.columns, parts)
+        return out
+    else:
+        pct = f.family != "model.bt"
+        column = {
+            "model.bt": ("Bradley-Terry [95% CI]", "Bradley-Terry"),
+            "model.judged_human": ("Judged human [95% CI]", "Judged human"),
+            "model.offense_any_rater": ("Offensive items (any rater)",) * 2,
+            "model.offense_share_of_raters": ("Offense (share of raters)",) * 2,
+        }[f.family]
+        out["page"] = Cell(
+            page_out, "Model comparison", "Source", row, column[0], INTERVAL, pct, 1 if pct else 2
+        )
+        out["report"] = (
+            Cell("report", report_heading, "Source", row, column[1], INTERVAL, pct, 1 if pct else 2)
+            if report_heading
+            else Omit("the report compares models overall and per level")
+        )
+    cols = ("value", "ci_low", "ci_high")
+    out["export"] = Data("export", "models", {**where, "measure": measure}, cols)
+    out["csv"] = Data("csv:models", "models", {**where, "measure": measure}, cols)
+    return out
+
+
+def measure_name(measure: str) -> str:
+    return {"bt": "Bradley-Terry", "judged_human": "Judged human"}.get(
+        measure, labels.question_label(measure)
+    )
+
+
+def _difference_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    p = f.params
+    m = p["measure"]
+    shown = m in (*ctx.scale, "bt", "judged_human")
+    row = (labels.source_label(p["a"]), labels.source_label(p["b"]), measure_name(m))
+    report_heading = (
+        "All items"
+        if p["view"] == "overall"
+        else _("Level: %(level)s") % {"level": ctx.level(p["view_name"])}
+        if p["view"] == "by_level"
+        else None
+    )
+    where = {
+        "view": p["view"],
+        "group": p["view_name"],
+        "row": "difference",
+        "source": p["a"],
+        "other": p["b"],
+    }
+    if f.family == "difference":
+        column, parts, pct, digits = (
+            "A − B [95% CI]",
+            INTERVAL,
+            m == "judged_human",
+            1 if m == "judged_human" else 2,
+        )
+        data = Data("export", "models", {**where, "measure": m}, ("value", "ci_low", "ci_high"))
+    elif f.family == "difference.p_holm":
+        column, parts, pct, digits = "p (Holm)", ("value",), False, 3
+        data = Data("export", "models", {**where, "measure": m}, ("p_holm",), ("value",))
+    else:
+        column, parts, pct, digits = "P(A's item beats B's) [95% CI]", INTERVAL, True, 1
+        data = Data(
+            "export", "models", {**where, "measure": "p_a_beats_b"}, ("value", "ci_low", "ci_high")
+        )
+    page_out = f"models:{p['view_key']}"
+    return {
+        "page": Cell(page_out, "Differences between sources", "A", row, column, parts, pct, digits)
+        if shown
+        else Omit("the page compares the rating scales, Bradley-Terry and judged human"),
+        "report": Cell("report", report_heading, "A", row, column, parts, pct, digits)
+        if shown and report_heading
+        else Omit(
+            "the report compares models overall and per level, on the rating scales, "
+            "Bradley-Terry and judged human"
+        ),
+        "export": data,
+        "csv": Data("csv:models", "models", data.where, data.columns, data.parts),
+    }
+
+
+def _bt_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    scope, item, position = f.params["scope"], f.params["item"], f.params["position"]
+    by_level = bool(ctx.document.get("bradley_terry_by_level"))
+    in_report = position < writers.LEADERBOARD_SIZE and (bool(scope) or not by_level)
+    report_heading = ctx.level(scope) if scope else "all levels"
+    rank = f.family == "bt.rank"
+    parts = ("value",) if rank else INTERVAL
+    page: Place = Cell(
+        f"leaderboard:{scope}",
+        "All scored items",
+        "Rank",
+        ("data-item", item),
+        "Rank" if rank else "Score [95% CI]",
+        parts,
+    )
+    if scope:
+        data = Data(
+            "export",
+            "bradley_terry_by_level",
+            {"scope_level": scope, "item": item},
+            ("rank",) if rank else ("score", "ci_low", "ci_high"),
+            parts,
+        )
+        csv_place = Data(
+            "csv:leaderboard-by-level",
+            "leaderboard-by-level",
+            {"level_scope": scope, "item": item},
+            data.columns,
+            parts,
+        )
+    else:
+        data = Data(
+            "export",
+            "bradley_terry",
+            {"item": item},
+            ("rank",) if rank else ("score", "ci_low", "ci_high"),
+            parts,
+        )
+        csv_place = Data(
+            "csv:leaderboard",
+            "leaderboard",
+            {"level_scope": "all", "item": item},
+            data.columns,
+            parts,
+        )
+    return {
+        "page": page,
+        "page:items": Cell("items", "Items", "Item", ("data-item", item), "BT score", ("value",))
+        if not scope and not rank
+        else Omit("the items table shows the pooled score"),
+        "report": Cell("report", report_heading, "#", item, "#" if rank else "BT score", parts)
+        if in_report
+        else Omit(f"the report lists the top {writers.LEADERBOARD_SIZE} of each level"),
+        "export": data,
+        "csv": csv_place,
+    }
+
+
+TURING_ITEM = ("turing_accuracy", "turing_ci_low", "turing_ci_high", "turing_n")
+EXPLANATION = ("explanation_match", "explanation_ci_low", "explanation_ci_high", "explanation_n")
+
+
+def _item_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    item = f.params["item"]
+    row = ("data-item", item)
+    family = f.family
+    if family == "item.question":
+        q = f.params["question"]
+        binary = q in ctx.binary
+        parts = ("value",) if binary else INTERVAL
+        cols = (
+            (f"{q}_mean", f"{q}_ci_low", f"{q}_ci_high")[: len(parts)]
+            if binary
+            else (f"{q}_mean", f"{q}_ci_low", f"{q}_ci_high")
+        )
+        cell = Cell(
+            "items",
+            "Items",
+            "Item",
+            row,
+            labels.question_label(q),
+            parts,
+            binary,
+            1 if binary else 2,
+        )
+        return {
+            "page": cell,
+            "page:safety": Cell(
+                "safety",
+                "Safety-intercepted items",
+                "Item",
+                row,
+                labels.question_label(q),
+                parts,
+                binary,
+                1 if binary else 2,
+            )
+            if f.params["safety"]
+            else Omit("the safety page lists intercepted items"),
+            "report": Omit(NOT_IN_REPORT_ITEMS),
+            "export": Data("export", "items", {"item": item}, cols, parts),
+            "csv": Data("csv:items", "items", {"item": item}, cols, parts),
+        }
+    column, export_cols, csv_cols, parts, pct, digits = {
+        "item.turing": ("Turing accuracy", TURING_ITEM, TURING_ITEM, (*INTERVAL, "n"), True, 1),
+        "item.explanation": (
+            "Explanation match",
+            EXPLANATION,
+            EXPLANATION,
+            (*INTERVAL, "n"),
+            True,
+            1,
+        ),
+        "item.agreement": ("Agreement", ("agreement",), ("agreement",), ("value",), False, 2),
+        "item.cross_group_agreement": (
+            "Cross-group",
+            ("cross_group_agreement",),
+            ("cross_group_agreement",),
+            ("value",),
+            False,
+            2,
+        ),
+        "item.n_raters": ("Raters", ("n_raters",), ("n_raters",), ("value",), False, 0),
+        "item.n_pairs": ("Pairs", ("n_pairs",), ("n_pairs",), ("value",), False, 0),
+    }[family]
+    out: dict[str, Place] = {
+        "page": Cell("items", "Items", "Item", row, column, parts, pct, digits),
+        "report": Omit(NOT_IN_REPORT_ITEMS),
+        "export": Data("export", "items", {"item": item}, export_cols, parts),
+        "csv": Data("csv:items", "items", {"item": item}, csv_cols, parts),
+    }
+    if family in ("item.turing", "item.explanation"):
+        # The page shows the share alone ("62.5% (n=8)"); the intervals are in the downloads.
+        out["page"] = Cell("items", "Items", "Item", row, column, ("value",), True, 1)
+    culture = _threshold(
+        ctx.document, "culture_dependent_items", Thresholds().culture_dependent_agreement
+    )
+    value = next(
+        (i.get("cross_group_agreement") for i in ctx.document["items"] if i["item"] == item), None
+    )
+    if family in ("item.agreement", "item.cross_group_agreement"):
+        out["page:agreement"] = (
+            Cell(
+                "agreement",
+                "Culture-dependent items",
+                "Item",
+                row,
+                "Cross-group agreement"
+                if family == "item.cross_group_agreement"
+                else "Within-item agreement",
+                ("value",),
+            )
+            if value is not None and value < culture
+            else Omit("the agreement page lists the culture-dependent items")
+        )
+    return out
+
+
+ALPHA_COLUMNS = {
+    "nominal": "Alpha (nominal)",
+    "ordinal": "Alpha (ordinal)",
+    "interval": "Alpha (interval)",
+}
+
+
+def _agreement_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    q, headline = f.params["question"], f.params["headline"]
+    row = labels.question_label(q)
+    page = ("agreement", "Per question", "Question", row)
+    report = ("report", "Agreement per question", "Question", row)
+    family = f.family
+    if family == "agreement.n_ratings":
+        return {
+            "page": Cell(*page, "Ratings", ("value",)),
+            "report": Cell(*report, "Ratings", ("value",)),
+            "export": Data("export", "agreement", {"question": q}, ("n_ratings",), ("value",)),
+            "csv": Data(
+                "csv:agreement",
+                "agreement",
+                {"question": q, "measure": f"krippendorff_alpha_{headline}"},
+                ("n_ratings",),
+                ("value",),
+            ),
+        }
+    if family == "agreement.fleiss":
+        return {
+            "page": Cell(*page, "Fleiss' kappa"),
+            "report": Cell(*report, "Fleiss' kappa"),
+            "export": Data(
+                "export",
+                "agreement",
+                {"question": q},
+                ("fleiss_kappa", "fleiss_kappa_ci_low", "fleiss_kappa_ci_high"),
+            ),
+            "csv": Data(
+                "csv:agreement",
+                "agreement",
+                {"question": q, "measure": "fleiss_kappa"},
+                ("value", "ci_low", "ci_high"),
+            ),
+        }
+    if family == "agreement.alpha":
+        level = f.params["level"]
+        in_report = level == headline or (level == "interval" and headline == "ordinal")
+        return {
+            "page": Cell(*page, ALPHA_COLUMNS[level]),
+            "report": Cell(*report, "Krippendorff's alpha")
+            if in_report
+            else Omit(
+                "the report gives the alpha that fits the scale, and interval alpha beside ordinal"
+            ),
+            "export": Data(
+                "export",
+                "agreement",
+                {"question": q},
+                (f"alpha_{level}", f"alpha_{level}_ci_low", f"alpha_{level}_ci_high"),
+            ),
+            "csv": Data(
+                "csv:agreement",
+                "agreement",
+                {"question": q, "measure": f"krippendorff_alpha_{level}"},
+                ("value", "ci_low", "ci_high"),
+            ),
+        }
+    if family == "agreement.by_group":
+        group, measure = f.params["group"], f.params["measure"]
+        return {
+            "page": Cell(
+                "agreement",
+                "Alpha per background group",
+                "Question",
+                f"{row} ({labels.measure_label(measure)})",
+                labels.background_label(group),
+            ),
+            "report": Cell(*report, "Alpha within each background"),
+            "export": Data(
+                "export",
+                "agreement_by_group",
+                {"question": q, "group": group, "measure": measure},
+                ("alpha", "ci_low", "ci_high"),
+            ),
+            "csv": Data(
+                "csv:agreement-by-group",
+                "agreement-by-group",
+                {"question": q, "group": group, "measure": f"krippendorff_alpha_{measure}"},
+                ("value", "ci_low", "ci_high"),
+            ),
+        }
+    assert family == "agreement.culture_dependent"
+    return {
+        "page": Cell(*page, "Culture-dependent items", ("value",)),
+        "report": Cell(*report, "Culture-dependent items", ("value",)),
+        "export": Omit("a count of the agreement_per_item rows below the threshold"),
+        "csv": Omit("a count of the cross-group download's rows below the threshold"),
+    }
+
+
+VS_HUMAN = tuple(
+    f"judged_human_minus_human_items{suffix}" for suffix in ("", "_ci_low", "_ci_high", "_p_holm")
+)
+
+
+def _turing_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    scope, name = f.params["scope"], f.params["name"]
+    if scope == "level":
+        page_table, row = ("Per level", "Level"), ctx.level(name)
+    else:
+        page_table, row = (
+            ("Per source", "Source"),
+            "All items" if scope == "overall" else labels.source_label(name),
+        )
+    column, export_cols, parts, pct, digits = {
+        "turing.n": (("Judgments", "Judgments"), ("n",), ("value",), False, 0),
+        "turing.accuracy": (
+            ("Accuracy [95% CI]", "Accuracy"),
+            ("accuracy", "accuracy_ci_low", "accuracy_ci_high"),
+            INTERVAL,
+            True,
+            1,
+        ),
+        "turing.judged_human": (
+            ("Judged human [95% CI]", "Judged human"),
+            ("judged_human", "judged_human_ci_low", "judged_human_ci_high"),
+            INTERVAL,
+            True,
+            1,
+        ),
+        "turing.d_prime": (("d′", "d′"), ("d_prime",), ("value",), False, 2),
+        "turing.p_vs_chance": (("p against 50%", None), ("p_vs_chance",), ("value",), False, 4),
+        "turing.vs_human": (
+            ("Judged human minus human items [95% CI]", None),
+            VS_HUMAN[:3],
+            INTERVAL,
+            True,
+            1,
+        ),
+        "turing.vs_human_p": (
+            ("Judged human minus human items [95% CI]", None),
+            VS_HUMAN[3:],
+            ("value",),
+            False,
+            3,
+        ),
+    }[f.family]
+    test = column[1] is None
+    page: Place = Cell("turing", *page_table, row, column[0], parts, pct, digits)
+    if test and scope == "level":
+        page = Omit(
+            "the per-level table gives the estimates and verdicts; the tests are per source"
+        )
+    report: Place = Cell(
+        "report", "Turing judgment per model", "Source", row, column[1], parts, pct, digits
+    )
+    if test:
+        report = Omit(
+            "the report gives the verdicts; the tests are on the Turing page and in the exports"
+        )
+    elif scope == "level":
+        report = Omit("the report's Turing table is per source")
+    return {
+        "page": page,
+        "report": report,
+        "export": Data(
+            "export", "turing", {"scope": scope, "group": name or "all"}, export_cols, parts
+        ),
+        "csv": Data(
+            "csv:turing", "turing", {"scope": scope, "name": name or "overall"}, export_cols, parts
+        ),
+    }
+
+
+COUNT_LABELS = {
+    "items": "Items",
+    "raters": "Raters",
+    "score_answers": "Scorecard answers",
+    "pair_judgments": "Pair judgments",
+    "turing_judgments": "Turing judgments",
+}
+
+
+def _count_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    key = f.params["key"]
+    label = COUNT_LABELS.get(key)
+    shown = "the pages and the report show the numbers of items, raters and judgments"
+    return {
+        "page": Cell("summary", "Results summary", "", label, "value", ("value",))
+        if label
+        else Omit(shown),
+        "report": Cell("report", ctx.study.name, "", label, "value", ("value",))
+        if label
+        else Omit(shown),
+        "export": Data("export", "provenance", {"key": f"count_{key}"}, ("value",), ("value",)),
+        "csv": Omit("the pages' downloads are tables of results; the counts travel in provenance"),
+    }
+
+
+def _diagnostics_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    family = f.family
+    if family == "diagnostics.fatigue_bin":
+        start, end = f.params["start"], f.params["end"]
+        return {
+            "page": Omit("drawn as the fatigue chart; its download has the numbers"),
+            "report": Omit("the report gives the fatigue slope"),
+            "export": Data(
+                "export",
+                "diagnostics",
+                {"measure": "fatigue_mean_by_minute", "subject": f"{start}-{end}"},
+                ("value", "ci_low", "ci_high", "n"),
+                (*INTERVAL, "n"),
+            ),
+            "csv": Data(
+                "csv:fatigue",
+                "fatigue",
+                {"start_minute": start},
+                ("mean", "ci_low", "ci_high", "n"),
+                (*INTERVAL, "n"),
+            ),
+        }
+    css, label, measure, parts, pct, digits, csv_place = {
+        "diagnostics.left_choice": (
+            "position",
+            "Left side chosen in pairs (position bias; 50% = none)",
+            "position_bias_left_choice_rate",
+            INTERVAL,
+            True,
+            1,
+            Data(
+                "csv:position-bias",
+                "position-bias",
+                {"measure": "left_choice_rate"},
+                ("value", "ci_low", "ci_high"),
+            ),
+        ),
+        "diagnostics.position_p": (
+            "p-value",
+            "Left side chosen in pairs (position bias; 50% = none)",
+            "position_bias_p_value",
+            ("value",),
+            False,
+            3,
+            Data(
+                "csv:position-bias",
+                "position-bias",
+                {"measure": "left_choice_rate"},
+                ("p_value",),
+                ("value",),
+            ),
+        ),
+        "diagnostics.fatigue_slope": (
+            "slope",
+            "Change of the mean per minute into the session (fatigue)",
+            "fatigue_slope_per_minute",
+            INTERVAL,
+            False,
+            3,
+            Omit(
+                "the fatigue download has the minute bins; the slope is in the export's diagnostics"
+            ),
+        ),
+        "diagnostics.explanation": (
+            "explanation-rate",
+            "Self-explanations that name the real mechanism",
+            "explanation_match_rate",
+            INTERVAL,
+            True,
+            1,
+            Omit("the quality page has no download of it; the export's diagnostics have it"),
+        ),
+    }[family]
+    return {
+        "page": Element("quality", css, parts, pct, digits),
+        "report": Cell("report", "Diagnostics", "", label, "value", parts, pct, digits),
+        "export": Data(
+            "export",
+            "diagnostics",
+            {"measure": measure},
+            ("value", "ci_low", "ci_high")[: len(parts)],
+            parts,
+        ),
+        "csv": csv_place,
+    }
+
+
+def _warning_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    warning = f.params["warning"]
+    code = str(warning.get("code"))
+    if code == "too_few_raters" and warning.get("subject") != "items":
+        old = Omit("a per-item warning of older results, counted among the item flags")
+        return dict.fromkeys(MEDIA, old)
+    text = labels.warning_text(warning)
+    return {
+        "page": Marked("summary", "code", code, text),
+        "report": Marked("report", "code", code, text),
+        "export": Data(
+            "export",
+            "warnings",
+            {"code": code, "subject": warning.get("subject") or "", "text": text},
+            (),
+            (),
+        ),
+        "csv": Omit("the pages' downloads are tables of results; warnings travel in the export"),
+    }
+
+
+def _flag_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    flag = f.params["flag"]
+    return {
+        "page": Marked("summary", "flag", flag, labels.flag_label(flag), ("value",)),
+        "report": Cell(
+            "report", "Warnings", "Item flag", labels.flag_label(flag), "Items", ("value",)
+        ),
+        "export": Omit("counted from the items table's flags column"),
+        "csv": Omit("counted from the items download's flags column"),
+    }
+
+
+PLACES: dict[str, Callable[[Ctx, Figure], dict[str, Place]]] = {
+    "group.": _group_places,
+    "model.": _model_places,
+    "difference": _difference_places,
+    "bt.": _bt_places,
+    "item.": _item_places,
+    "agreement.": _agreement_places,
+    "turing.": _turing_places,
+    "count": _count_places,
+    "diagnostics.": _diagnostics_places,
+    "warning": _warning_places,
+    "flag": _flag_places,
+}
+
+
+def places(ctx: Ctx, figure: Figure) -> dict[str, Place]:
+    prefix = next(prefix for prefix in PLACES if figure.family.startswith(prefix))
+    found = PLACES[prefix](ctx, figure)
+    if ctx.view == "evidence":
+        evidence = Omit("the report and the exports hold all items (the JSON has both documents)")
+        found = {
+            k: evidence if k.split(":")[0] in ("report", "export") else p for k, p in found.items()
+        }
+    missing = [m for m in MEDIA if not any(key.split(":")[0] == m for key in found)]
+    assert not missing, f"{figure.family}: the mapping names no place in {missing}"
+    return found
+
+
+# --- reading the outputs -----------------------------------------------------------------------
+
+
+class Outputs:
+    """Every output of one study, built or fetched once, in English."""
+
+    PAGES = {
+        "summary": "results/?view=all",
+        "items": "results/items/?view=all",
+        "agreement": "results/agreement/?view=all",
+        "turing": "results/turing/?view=all",
+        "quality": "results/quality/?view=all",
+        "safety": "results/safety/?view=all",
+    }
+
+    def __init__(self, study: Study, folder: Path, view: str = "all", language: str = "en") -> None:
+        self.view = view
+        self.language = language
+        self.study = study
+        self.folder = folder
+        researcher = get_user_model().objects.get(username=settings.DEMO_RESEARCHER_USERNAME)
+        self.client = Client(HTTP_ACCEPT_LANGUAGE=language)
+        self.client.force_login(researcher)
+        self._html: dict[str, Html] = {}
+        self._data: dict[str, dict[str, Rows]] = {}
+        self.report_html = ""
+
+    def _get(self, path: str) -> str:
+        path = path.replace("view=all", f"view={self.view}")
+        # A request leaves its own language active: the caller's is restored after it.
+        with translation.override(translation.get_language()):
+            response = self.client.get(f"/studies/{self.study.slug}/{path}")
+        assert response.status_code == 200, path
+        return response.content.decode()
+
+    def html(self, name: str) -> Html:
+        if name not in self._html:
+            if name == "report":
+                with translation.override(self.language):
+                    self.report_html = services.study_report_html(study=self.study)
+                text = self.report_html
+            elif name.startswith("models:"):
+                text = self._get(f"results/models/?view=all&view_of={name[7:]}")
+            elif name.startswith("leaderboard:"):
+                text = self._get(f"results/leaderboard/?view=all&level={name[12:]}")
+            else:
+                text = self._get(self.PAGES[name])
+            self._html[name] = outputs.read_html(text)
+        return self._html[name]
+
+    def data(self, name: str) -> dict[str, Rows]:
+        if name not in self._data:
+            if name in ("xlsx", "tables"):
+                path = self.folder / f"{self.study.slug}.{name}"
+                services.export_write(study=self.study, fmt=name, path=path)
+                read = outputs.xlsx_tables if name == "xlsx" else outputs.zip_tables
+                self._data[name] = read(path)
+            else:
+                csv_name = name.split(":", 1)[1]
+                text = self._get(f"results/data/{csv_name}.csv?view=all")
+                self._data[name] = {csv_name: outputs.csv_rows(text)}
+        return self._data[name]
+
+    def pdf(self) -> str:
+        path = self.folder / f"{self.study.slug}.pdf"
+        writers.write_pdf(self.report_html or services.study_report_html(study=self.study), path)
+        return outputs.pdf_text(path)
+
+
+# --- comparing ---------------------------------------------------------------------------------
+
+
+def _shown(value: Any, digits: int, pct: bool) -> str:
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, int) and not pct:
+        return str(value)
+    number = 100 * float(value) if pct else float(value)
+    text = f"{number:.{digits}f}"
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def _expected(figure: Figure, parts: tuple[str, ...], digits: int | None, pct: bool) -> list[str]:
+    digits = (1 if pct else 2) if digits is None else digits
+    values = [figure.value.get(part) for part in parts]
+    return [
+        _shown(v, 0 if part in ("n", "low", "high") else digits, pct and part not in ("n",))
+        for part, v in zip(parts, values, strict=True)
+        if v is not None
+    ]
+
+
+def _contains(found: list[str], wanted: list[str]) -> bool:
+    return any(found[i : i + len(wanted)] == wanted for i in range(len(found) - len(wanted) + 1))
+
+
+def _(text: Any) -> Any:
+    """A heading of the mapping in the reader's language: the outputs' own words are msgids;
+    a label already in the reader's language (from labels.py) passes through."""
+    if not isinstance(text, str) or not text:
+        return text
+    shown = gettext(text)
+    if shown == text and "%" in text:
+        # A template's {% translate %} stores "%" as "%%" in its msgid.
+        shown = gettext(text.replace("%", "%%")).replace("%%", "%")
+    return shown
+
+
+def _check_cell(out: Outputs, figure: Figure, place: Cell) -> str | None:
+    html = out.html(place.output)
+    place = Cell(
+        place.output,
+        _(place.heading),
+        _(place.first),
+        tuple(_(r) for r in place.row)
+        if isinstance(place.row, tuple) and not str(place.row[0]).startswith("data-")
+        else _(place.row),
+        _(place.column),
+        place.parts,
+        place.pct,
+        place.digits,
+    )
+    table = html.table(place.heading, place.first)
+    if table is None:
+        headings = sorted(f"{h!r}/{f!r}" for h, f in html.tables)
+        return f"no table {place.heading!r} (first column {place.first!r}) in {place.output}; tables: {headings}"
+    row = table.index().get(place.row)
+    if row is None or row is AMBIGUOUS:
+        rows = [cells[0] for _a, cells in table.rows][:12]
+        return f"{'two rows' if row is AMBIGUOUS else 'no row'} {place.row!r} in {place.output} {place.heading!r}; rows: {rows}"
+    if place.column not in row:
+        return f"no column {place.column!r} in {place.output} {place.heading!r}; columns: {table.header}"
+    wanted = _expected(figure, place.parts, place.digits, place.pct)
+    found = outputs.numbers(row[place.column])
+    if wanted and not _contains(found, wanted):
+        return f"{place.output} {place.heading!r} {place.row!r} {place.column!r} shows {row[place.column]!r}, the document {wanted}"
+    return None
+
+
+def _check_element(out: Outputs, figure: Figure, place: Element) -> str | None:
+    text = out.html(place.output).element(place.css)
+    if text is None:
+        return f"no single .{place.css} on {place.output}"
+    wanted = _expected(figure, place.parts, place.digits, place.pct)
+    if not _contains(outputs.numbers(text), wanted):
+        return f"{place.output} .{place.css} shows {text!r}, the document {wanted}"
+    return None
+
+
+def _check_marked(out: Outputs, figure: Figure, place: Marked) -> str | None:
+    texts = out.html(place.output).marked(place.name).get(place.key) or []
+    wanted = _expected(figure, place.parts, 0, False)
+    if not any(
+        outputs.squash(place.text) in t and _contains(outputs.numbers(t), wanted) for t in texts
+    ):
+        return f"{place.output} data-{place.name}={place.key!r} shows {texts}, the document {place.text!r} {wanted}"
+    return None
+
+
+def _same(cell: Any, value: Any) -> bool:
+    if cell in ("", None):
+        return value is None
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return str(cell).lower() in ("true", "1") if value else str(cell).lower() in ("false", "0")
+    if isinstance(value, int | float):
+        return math.isclose(float(cell), float(value), rel_tol=1e-12, abs_tol=1e-15)
+    return str(cell) == str(value)
+
+
+def _check_data(out: Outputs, figure: Figure, place: Data, source: str) -> str | None:
+    tables = out.data(source)
+    rows = tables.get(place.table)
+    if rows is None:
+        return f"no table {place.table!r} in {source}"
+    matched = [
+        row
+        for row in rows
+        if all(
+            str("" if row.get(k) is None else row.get(k)) == str(v) for k, v in place.where.items()
+        )
+    ]
+    if len(matched) != 1:
+        return f"{len(matched)} rows {place.where} in {source} {place.table}"
+    row = matched[0]
+    for column, part in zip(place.columns, place.parts, strict=True):
+        if column not in row:
+            return f"no column {column!r} in {source} {place.table}"
+        if not _same(row[column], figure.value.get(part)):
+            return f"{source} {place.table} {place.where} {column} = {row[column]!r}, the document {figure.value.get(part)!r}"
+    return None
+
+
+def check(out: Outputs, figure: Figure, place: Place) -> list[str]:
+    if isinstance(place, Omit):
+        return []
+    if isinstance(place, Cell):
+        problems = [_check_cell(out, figure, place)]
+    elif isinstance(place, Element):
+        problems = [_check_element(out, figure, place)]
+    elif isinstance(place, Marked):
+        problems = [_check_marked(out, figure, place)]
+    else:
+        sources = ["xlsx", "tables"] if place.output == "export" else [place.output]
+        problems = [_check_data(out, figure, place, source) for source in sources]
+    return [f"{'/'.join(map(str, figure.path))}: {p}" for p in problems if p]
+
+
+def _context(study: Study, view: str) -> Ctx:
+    document = services.study_result_document(study=study)
+    questions = load_questions(study, document)
+    if view == "evidence":
+        # As the pages read it (apps/dashboard/results/views.py): the second document over the first.
+        assert document.get("evidence_only"), "the demo study has items that are not evidence"
+        document = {**document, **document["evidence_only"]["results"]}
+    return Ctx(
+        study=study,
+        document=document,
+        humor=study.rubric.kind == "humor",
+        scale=questions.scale,
+        binary=questions.binary,
+        view=view,
+    )
+
+
+@pytest.mark.parametrize(
+    ("language", "view"), [("en", "all"), ("en", "evidence"), ("zh-hans", "all")]
+)
+@pytest.mark.parametrize("which", ["humor", "content"])
+def test_every_output_shows_every_figure_as_the_stored_results_do(
+    demo_site,  # noqa: F811
+    which,
+    language,
+    view,
+    tmp_path,
+):
+    study = getattr(demo_site, which)
+    ctx = _context(study, view)
+    out = Outputs(study, tmp_path, view, language)
+    problems: list[str] = []
+    checked: dict[str, int] = {}
+    for figure in figures(ctx):
+        # Each request sets its own language; the labels are read in the reader's.
+        with translation.override(language):
+            found_places = places(ctx, figure)
+        for medium, place in found_places.items():
+            with translation.override(language):
+                found = check(out, figure, place)
+            problems += found
+            if not isinstance(place, Omit):
+                checked[medium] = checked.get(medium, 0) + 1
+    # Every medium was compared on many figures: a mapping that matched nothing cannot pass.
+    compared = MEDIA if view == "all" else ("page", "csv")
+    assert all(checked.get(m, 0) > 20 for m in compared), checked
+    assert not problems, f"{len(problems)} mismatches:\n" + "\n".join(problems[:80])
+
+
+@pytest.mark.parametrize("which", ["humor", "content"])
+def test_the_pdf_shows_every_number_of_the_html_report(demo_site, which, tmp_path):  # noqa: F811
+    study = getattr(demo_site, which)
+    out = Outputs(study, tmp_path)
+    shown = outputs.table_numbers(out.html("report"))
+    pdf = outputs.numbers(out.pdf())
+    missing = Counter(shown) - Counter(pdf)
+    assert len(shown) > 100
+    assert not missing, f"numbers of the HTML report missing from the PDF: {dict(missing)}"
