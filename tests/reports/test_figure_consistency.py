@@ -310,6 +310,13 @@ def figures(ctx: Ctx) -> Iterator[Figure]:
             yield Figure("agreement.fleiss", (*base, "fleiss_kappa"), entry["fleiss_kappa"], p)
         for level, stats in sorted((entry.get("krippendorff_alpha") or {}).items()):
             yield Figure("agreement.alpha", (*base, "alpha", level), stats, {**p, "level": level})
+        for weighting, stats in sorted((entry.get("cohen_kappa") or {}).items()):
+            yield Figure(
+                "agreement.cohen",
+                (*base, "cohen_kappa", weighting),
+                stats,
+                {**p, "weighting": weighting},
+            )
         for key, measure in (
             ("krippendorff_alpha_by_group", p["headline"]),
             ("krippendorff_alpha_by_group_interval", "interval"),
@@ -841,6 +848,7 @@ def _item_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     return out
 
 
+COHEN_COLUMNS = {"unweighted": "Cohen's kappa", "quadratic": "Cohen's kappa (quadratic)"}
 ALPHA_COLUMNS = {
     "nominal": "Alpha (nominal)",
     "ordinal": "Alpha (ordinal)",
@@ -905,6 +913,29 @@ def _agreement_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
                 "agreement",
                 {"question": q, "measure": f"krippendorff_alpha_{level}"},
                 ("value", "ci_low", "ci_high"),
+            ),
+        }
+    if family == "agreement.cohen":
+        weighting = f.params["weighting"]
+        prefix = "cohen_kappa" if weighting == "unweighted" else f"cohen_kappa_{weighting}"
+        # Without a pair of raters sharing enough items the cells say so in words.
+        shown = (*INTERVAL, "n_pairs") if f.value.get("n_pairs") else ()
+        return {
+            "page": Cell(*page, COHEN_COLUMNS[weighting], shown),
+            "report": Cell(*report, "Cohen's kappa", shown),
+            "export": Data(
+                "export",
+                "agreement",
+                {"question": q},
+                (prefix, f"{prefix}_ci_low", f"{prefix}_ci_high", f"{prefix}_pairs"),
+                (*INTERVAL, "n_pairs"),
+            ),
+            "csv": Data(
+                "csv:agreement",
+                "agreement",
+                {"question": q, "measure": f"cohen_kappa_{weighting}"},
+                ("value", "ci_low", "ci_high", "n"),
+                (*INTERVAL, "n_pairs"),
             ),
         }
     if family == "agreement.by_group":
@@ -1272,8 +1303,9 @@ def _shown(value: Any, digits: int, pct: bool) -> str:
 def _expected(figure: Figure, parts: tuple[str, ...], digits: int | None, pct: bool) -> list[str]:
     digits = (1 if pct else 2) if digits is None else digits
     values = [figure.value.get(part) for part in parts]
+    counts = ("n", "n_pairs", "low", "high")
     return [
-        _shown(v, 0 if part in ("n", "low", "high") else digits, pct and part not in ("n",))
+        _shown(v, 0 if part in counts else digits, pct and part not in counts)
         for part, v in zip(parts, values, strict=True)
         if v is not None
     ]
@@ -1429,6 +1461,8 @@ def test_every_output_shows_every_figure_as_the_stored_results_do(
     out = Outputs(study, tmp_path, view, language)
     problems: list[str] = []
     checked: dict[str, int] = {}
+    families: set[str] = set()
+    compared: set[str] = set()
     for figure in figures(ctx):
         # Each request sets its own language; the labels are read in the reader's.
         with translation.override(language):
@@ -1439,9 +1473,13 @@ def test_every_output_shows_every_figure_as_the_stored_results_do(
             problems += found
             if not isinstance(place, Omit):
                 checked[medium] = checked.get(medium, 0) + 1
+                compared.add(figure.family)
+        families.add(figure.family)
     # Every medium was compared on many figures: a mapping that matched nothing cannot pass.
-    compared = MEDIA if view == "all" else ("page", "csv")
-    assert all(checked.get(m, 0) > 20 for m in compared), checked
+    shown_in = MEDIA if view == "all" else ("page", "csv")
+    assert all(checked.get(m, 0) > 20 for m in shown_in), checked
+    # ... and every kind of figure the document holds was looked up somewhere.
+    assert families == compared, sorted(families - compared)
     assert not problems, f"{len(problems)} mismatches:\n" + "\n".join(problems[:80])
 
 
