@@ -18,6 +18,14 @@ After the steps it reports the size of the printable HTML report.
     .venv/bin/python benchmarks/bench_import.py --only crowd    # one of them
     .venv/bin/python benchmarks/bench_import.py --postgres      # PostgreSQL on 127.0.0.1
     .venv/bin/python benchmarks/bench_import.py --scale 10      # a tenth of each, for a try
+    .venv/bin/python benchmarks/bench_import.py --only large --upload   # judgments via the API
+
+With `--upload` the judgments file is not imported by the command but uploaded as a researcher's
+script does: `POST /api/v1/studies/SLUG/judgments/` (multipart) to a web server (`runserver`,
+one process) that keeps the file and answers 202, and a Celery worker (the embedded
+filesystem broker, one process) that imports it, polled through the import's status URL until
+it is done. The step's time runs from the upload's start to the job's end; its peak memory is
+the larger of the web server's and the worker's.
 """
 
 from __future__ import annotations
@@ -147,6 +155,93 @@ def run_step(args: list[str], env: dict[str, str]) -> tuple[float, float, str, f
     return wall, usage.ru_maxrss / 1024, output.strip(), usage.ru_utime + usage.ru_stime
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _peak_mb(process: subprocess.Popen[bytes]) -> float:
+    process.terminate()
+    _, _status, usage = os.wait4(process.pid, 0)
+    process.returncode = 0
+    return usage.ru_maxrss / 1024
+
+
+def upload_step(slug: str, path: Path, env: dict[str, str]) -> tuple[float, float, str, float]:
+    """(wall seconds, peak MB, outcome, 0.0): the judgments file through the API and a worker."""
+    import urllib.request
+
+    code = (
+        "from django.contrib.auth.models import User; "
+        "from rest_framework.authtoken.models import Token; "
+        "u = User.objects.create_superuser('bench', password='bench-password-1'); "
+        "print(Token.objects.create(user=u).key)"
+    )
+    _, _, token, _ = run_step(["shell", "-c", code], env)
+    served = {**env, "CELERY_TASK_ALWAYS_EAGER": "0", "ALLOWED_HOSTS": "127.0.0.1"}
+    port = _free_port()
+    web = subprocess.Popen(
+        [sys.executable, str(ROOT / "manage.py"), "runserver", f"127.0.0.1:{port}", "--noreload"],
+        env=served,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-P", "solo", "-l", "WARNING"],
+        env=served,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    base = f"http://127.0.0.1:{port}/api/v1/studies/{slug}"
+    headers = {"Authorization": f"Token {token.splitlines()[-1]}"}
+    try:
+        for _ in range(200):  # the server's start
+            try:
+                urllib.request.urlopen(urllib.request.Request(f"{base}/", headers=headers))
+                break
+            except OSError:
+                time.sleep(0.1)
+        start = time.perf_counter()
+        result = subprocess.run(
+            [
+                "curl",
+                "-sS",
+                "-H",
+                f"Authorization: {headers['Authorization']}",
+                "-F",
+                f"file=@{path}",
+                f"{base}/judgments/",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        job = json.loads(result.stdout)
+        if "status_url" not in job:
+            raise SystemExit(f"the upload was refused: {result.stdout[:500]}")
+        uploaded = time.perf_counter() - start
+        deadline = time.perf_counter() + 900
+        while job["status"] not in ("done", "failed") and time.perf_counter() < deadline:
+            time.sleep(0.5)
+            request = urllib.request.Request(job["status_url"], headers=headers)
+            job = json.loads(urllib.request.urlopen(request).read())
+        wall = time.perf_counter() - start
+    finally:
+        peak = max(_peak_mb(web), _peak_mb(worker))
+    if job["status"] != "done":
+        raise SystemExit(f"the import job did not finish: {json.dumps(job)[:500]}")
+    outcome = (
+        f"uploaded in {uploaded:.1f} s; job {job['status']}: {job['summary']['created']} "
+        f"({job['lines_total']:,} lines)"
+    )
+    return wall, peak, outcome, 0.0
+
+
 def environment(folder: Path, postgres: bool) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
@@ -174,7 +269,7 @@ def environment(folder: Path, postgres: bool) -> dict[str, str]:
 
 
 def bench(
-    shape: Shape, *, postgres: bool, seed: int, report: bool, legacy: bool
+    shape: Shape, *, postgres: bool, seed: int, report: bool, legacy: bool, upload: bool = False
 ) -> dict[str, float]:
     folder = Path(tempfile.mkdtemp(prefix=f"laughlab-bench-{shape.name}-"))
     env = environment(folder, postgres)
@@ -214,7 +309,11 @@ def bench(
         ("import_judgments", ["import_judgments", slug, str(judgments_path)]),
         ("aggregate", ["aggregate", slug]),
     ):
-        wall, rss, output, cpu = run_step(args, env)
+        if upload and step == "import_judgments":
+            step = "upload_judgments"
+            wall, rss, output, cpu = upload_step(slug, judgments_path, env)
+        else:
+            wall, rss, output, cpu = run_step(args, env)
         total += wall
         total_cpu += cpu
         peak = max(peak, rss)
@@ -259,6 +358,11 @@ def main() -> None:
         help="for the code before custom rubrics and unknown backgrounds (the baseline)",
     )
     parser.add_argument("--no-report", action="store_true", help="skip the HTML report size")
+    parser.add_argument(
+        "--upload",
+        action="store_true",
+        help="upload the judgments through the API to a web server and a worker",
+    )
     args = parser.parse_args()
     names = [args.only] if args.only else ["crowd", "large"]
     print(f"database={'postgresql' if args.postgres else 'sqlite'} scale=1/{args.scale}")
@@ -277,6 +381,7 @@ def main() -> None:
             seed=args.seed,
             report=not args.no_report,
             legacy=args.legacy,
+            upload=args.upload,
         )
 
 

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "apps.analysis",
     "apps.dashboard",
     "apps.reports",
+    "apps.imports",
     "apps.screening",
     "apps.exclusions",
     "apps.content",
@@ -199,6 +200,18 @@ CSRF_COOKIE_HTTPONLY = True
 # Uploaded item and judgment files: parsed in memory up to this size, refused beyond it.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("UPLOAD_MAX_BYTES", 20 * 1024 * 1024, minimum=1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
+# Item and judgment files uploaded on the set-up page or to the API: up to IMPORT_INLINE_MAX_BYTES
+# they are imported within the request; larger ones (up to IMPORT_UPLOAD_MAX_BYTES, streamed to
+# a temporary file by Django above FILE_UPLOAD_MAX_MEMORY_SIZE) become a background job.
+IMPORT_INLINE_MAX_BYTES = env_int("IMPORT_INLINE_MAX_BYTES", 4 * 1024 * 1024, minimum=0)
+IMPORT_UPLOAD_MAX_BYTES = env_int("IMPORT_UPLOAD_MAX_BYTES", 512 * 1024 * 1024, minimum=1024)
+# A running import reports progress every 10,000 lines; one silent this long lost its worker
+# (its transaction rolled back) and is run again by the redelivered task, at most
+# IMPORT_MAX_ATTEMPTS times. Longer than writing a million judgments, which reports nothing.
+IMPORT_LEASE_SECONDS = env_int("IMPORT_LEASE_SECONDS", 900, minimum=2)
+IMPORT_MAX_ATTEMPTS = env_int("IMPORT_MAX_ATTEMPTS", 2, minimum=1)
+# Bad lines a failed import job keeps to show (its count of all of them is kept too).
+IMPORT_MAX_STORED_ERRORS = env_int("IMPORT_MAX_STORED_ERRORS", 1000, minimum=1)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -228,6 +241,10 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "StudyStatusEnum": "apps.studies.models.Study.Status",
         "ExportStatusEnum": "apps.reports.models.ExportJob.Status",
+        "ImportKindEnum": "apps.imports.models.ImportKind",
+        # The generation endpoints' kind keeps the name it had before other fields named "kind".
+        "KindEnum": "apps.generation.models.ModelEndpoint.Kind",
+        "JudgmentLineKindEnum": ["score", "pair", "turing"],
     },
 }
 

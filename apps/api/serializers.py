@@ -12,6 +12,7 @@ from rest_framework import serializers
 from rest_framework.reverse import reverse
 
 from apps.exclusions.models import Exclusion, JudgmentKind
+from apps.imports.models import ImportKind
 from apps.reports.models import ExportFormat, ExportJob
 from apps.studies.models import Item, Rubric, Study
 
@@ -294,6 +295,108 @@ class ImportSummaryOut(serializers.Serializer):
     )
 
 
+# --- judgments and import jobs -------------------------------------------------------------------
+
+
+class JudgmentLine(serializers.Serializer):
+    """One judgment of the `import_judgments` interchange format (documentation only: the import
+    checks each line itself and names its position and field). Scorecards carry the rubric's
+    questions as further fields (`surprise`, `coherence`, `funniness`, ...)."""
+
+    kind = serializers.ChoiceField(choices=["score", "pair", "turing"])
+    rater = serializers.CharField(max_length=128)
+    background = serializers.CharField(
+        max_length=64, help_text="One of the study's background groups, or `unknown`."
+    )
+    item = serializers.CharField(max_length=128, required=False, help_text="score, turing")
+    left = serializers.CharField(max_length=128, required=False, help_text="pair")
+    right = serializers.CharField(max_length=128, required=False, help_text="pair")
+    winner = serializers.CharField(max_length=128, required=False, help_text="pair")
+    guess = serializers.ChoiceField(choices=["ai", "human"], required=False, help_text="turing")
+    seconds_into_session = serializers.FloatField(required=False)
+    submitted_at = serializers.DateTimeField(required=False)
+    meta = serializers.DictField(required=False, help_text="Kept and exported unchanged.")
+
+
+@extend_schema_field(JudgmentLine(many=True))
+class JudgmentLinesField(serializers.ListField):
+    """Any JSON values: the import validates each one and names its position and field."""
+
+    child = serializers.JSONField()
+
+
+class JudgmentsJsonIn(StrictSerializer):
+    judgments = JudgmentLinesField(allow_empty=False)
+
+
+class JudgmentsFileIn(serializers.Serializer):
+    file = serializers.FileField(help_text="A .jsonl or .csv file in the import_judgments format.")
+
+
+class ImportWarningOut(serializers.Serializer):
+    code = serializers.CharField(help_text="`positional_rater_ids`, ...")
+    message = serializers.CharField()
+    params = serializers.DictField(help_text="The numbers the message is made of.")
+
+
+class _JudgmentCounts(serializers.Serializer):
+    score = serializers.IntegerField()
+    pair = serializers.IntegerField()
+    turing = serializers.IntegerField()
+
+
+class JudgmentImportSummaryOut(serializers.Serializer):
+    created = _JudgmentCounts(help_text="New judgments, by kind.")
+    unchanged = serializers.IntegerField(help_text="Already stored with the same content.")
+    raters_created = serializers.IntegerField()
+    warnings = ImportWarningOut(many=True)
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "description": "A done job's summary: for items `{created, unchanged, held}`, for "
+        "judgments `{created: {score, pair, turing}, unchanged, raters_created, warnings}`; "
+        "`{}` before it is done.",
+    }
+)
+class _JobSummaryField(serializers.JSONField):
+    pass
+
+
+class _LineErrorOut(serializers.Serializer):
+    line = serializers.IntegerField(help_text="0 = the whole file.")
+    field = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ImportJobOut(serializers.Serializer):
+    id = serializers.IntegerField(source="pk")
+    kind = serializers.ChoiceField(choices=ImportKind.choices)
+    status = serializers.ChoiceField(choices=["queued", "running", "done", "failed"])
+    stage = serializers.ChoiceField(choices=["waiting", "reading", "storing", "finished"])
+    filename = serializers.CharField()
+    size = serializers.IntegerField(help_text="Bytes uploaded.")
+    lines_total = serializers.IntegerField()
+    lines_read = serializers.IntegerField()
+    percent = serializers.IntegerField(min_value=0, max_value=100)
+    summary = _JobSummaryField()
+    warnings = ImportWarningOut(many=True, help_text="A done judgments import's warnings.")
+    error = serializers.CharField(help_text="Why it failed (nothing was stored); empty otherwise.")
+    errors = _LineErrorOut(many=True, help_text="A failed job's bad lines (the first 1000).")  # type: ignore[assignment]
+    error_count = serializers.IntegerField(help_text="All bad lines of a failed job.")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    status_url = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.URLField())
+    def get_status_url(self, job: Any) -> str:
+        return reverse(
+            "api:import", args=[job.study.slug, job.pk], request=self.context.get("request")
+        )
+
+
 # --- progress ------------------------------------------------------------------------------------
 
 
@@ -382,7 +485,9 @@ class ResultDocumentOut(serializers.Serializer):
     computed_at = serializers.DateTimeField()
     bradley_terry = _BradleyTerryRow(many=True)
     agreement = serializers.DictField(help_text="Per question.")
-    items = serializers.ListField(child=serializers.DictField(), help_text="Per item.")
+    items = serializers.ListField(
+        child=serializers.DictField(), help_text="Per item (with its `meta`, as imported)."
+    )
     groups = serializers.DictField(help_text="By source, level, humor type and background.")
     warnings = serializers.ListField(child=serializers.JSONField())
 

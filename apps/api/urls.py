@@ -17,6 +17,10 @@ urlpatterns = [
     path("studies/<slug:slug>/open/", views.StudyOpenApi.as_view(), name="study-open"),
     path("studies/<slug:slug>/close/", views.StudyCloseApi.as_view(), name="study-close"),
     path("studies/<slug:slug>/items/", views.StudyItemsApi.as_view(), name="items"),
+    path("studies/<slug:slug>/judgments/", views.StudyJudgmentsApi.as_view(), name="judgments"),
+    path(
+        "studies/<slug:slug>/imports/<int:job_id>/", views.StudyImportApi.as_view(), name="import"
+    ),
     path("studies/<slug:slug>/progress/", views.StudyProgressApi.as_view(), name="progress"),
     path("studies/<slug:slug>/results/", views.StudyResultsApi.as_view(), name="results"),
     path(

@@ -43,6 +43,10 @@ from apps.core.serializers import ErrorOut
 from apps.dashboard.selectors import study_progress
 from apps.exclusions.selectors import exclusions_list
 from apps.exclusions.services import exclusion_create, exclusion_undo
+from apps.imports.models import ImportJob, ImportKind
+from apps.imports.selectors import import_job_get
+from apps.imports.services import PayloadTooLarge, import_job_create, import_upload_check
+from apps.judgments.services import study_judgments_import_records
 from apps.reports import services as reports
 from apps.reports.models import ExportFormat
 from apps.reports.selectors import export_job_get
@@ -56,12 +60,6 @@ from apps.studies.services import (
     study_settings_update,
     study_status_set,
 )
-
-
-class PayloadTooLarge(DomainError):
-    status_code = 413
-    code = "too_large"
-
 
 # --- schema helpers ------------------------------------------------------------------------------
 
@@ -328,16 +326,18 @@ def _checked(records: Iterable[Record | LineError]) -> Iterator[Record | LineErr
         yield record
 
 
-def _json_records(items: list[Any]) -> Iterator[Record | LineError]:
+def _json_records(items: list[Any], what: str = "(item)") -> Iterator[Record | LineError]:
     for line, value in enumerate(items, start=1):
         if isinstance(value, dict):
             yield Record(line, value)
         else:
-            yield LineError(line, "(item)", "must be a JSON object")
+            yield LineError(line, what, "must be a JSON object")
 
 
 def _check_size(request: Request, field: str) -> None:
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    # A file may be large (it becomes a background import); a JSON body is parsed in memory.
+    multipart = request.content_type.startswith("multipart/")
+    limit = settings.IMPORT_UPLOAD_MAX_BYTES if multipart else settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     try:
         length = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
@@ -346,6 +346,27 @@ def _check_size(request: Request, field: str) -> None:
     # and hold the file itself to the limit below.
     if length > limit + 64 * 1024:
         raise PayloadTooLarge(f"the upload is larger than {limit} bytes", field=field)
+
+
+_JOB_ACCEPTED = (
+    "The file is larger than IMPORT_INLINE_MAX_BYTES: it is imported in the background. Poll "
+    "`status_url` until `status` is `done` (summary, warnings) or `failed` (error, errors; "
+    "nothing stored)."
+)
+_IMPORT_JOB_ID = OpenApiParameter(
+    "job_id", {"type": "integer", "minimum": 0}, OpenApiParameter.PATH, description="Import id."
+)
+
+
+def _job_accepted(request: Request, study: Study, *, kind: str, upload: Any) -> Response:
+    job = import_job_create(study=study, user=request.user, kind=kind, upload=upload)
+    job.refresh_from_db()  # run already when the task queue is eager
+    location = reverse("api:import", args=[study.slug, job.pk], request=request)
+    return Response(
+        s.ImportJobOut(job, context={"request": request}).data,
+        status=status.HTTP_202_ACCEPTED,
+        headers={"Location": location},
+    )
 
 
 class StudyItemsApi(ResearcherApi):
@@ -378,6 +399,7 @@ class StudyItemsApi(ResearcherApi):
         request={"application/json": s.ItemsJsonIn, "multipart/form-data": s.ItemsFileIn},
         responses={
             201: OpenApiResponse(s.ImportSummaryOut, description="Some items were added."),
+            202: OpenApiResponse(s.ImportJobOut, description=_JOB_ACCEPTED),
             200: OpenApiResponse(s.ImportSummaryOut, description="Every item was already there."),
             400: OpenApiResponse(s.ImportErrorOut, description="Nothing was imported."),
             **_errors(401, 403, 404, 409, 413, 415),
@@ -391,11 +413,9 @@ class StudyItemsApi(ResearcherApi):
             upload = s.ItemsFileIn(data=request.data)
             upload.is_valid(raise_exception=True)
             file = upload.validated_data["file"]
-            if file.size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
-                raise PayloadTooLarge(
-                    f"the file is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes",
-                    field="file",
-                )
+            import_upload_check(upload=file)
+            if file.size > settings.IMPORT_INLINE_MAX_BYTES:
+                return _job_accepted(request, study, kind=ImportKind.ITEMS, upload=file)
             records = read_records(
                 file.read(), filename=file.name or "", json_columns=ITEM_JSON_COLUMNS
             )
@@ -408,6 +428,76 @@ class StudyItemsApi(ResearcherApi):
             s.ImportSummaryOut(summary).data,
             status=status.HTTP_201_CREATED if summary.created else status.HTTP_200_OK,
         )
+
+
+# --- judgments and background imports ------------------------------------------------------------
+
+
+class StudyJudgmentsApi(ResearcherApi):
+    parser_classes = [SafeJSONParser, MultiPartParser]
+
+    @extend_schema(
+        operation_id="studies_judgments_import",
+        summary="Import judgments collected elsewhere: all or nothing",
+        description=(
+            "A `multipart/form-data` upload of a .jsonl or .csv file (field `file`), or a JSON "
+            'body `{"judgments": [...]}` of objects in the `import_judgments` format. '
+            "Judgments already stored with the same content count as unchanged. Any bad line "
+            "rejects the whole import: 400 with `errors: [{line, field, message}]`. The "
+            "response carries the import's warnings (e.g. `positional_rater_ids`). Results are "
+            "marked for recomputation, never computed by the import."
+        ),
+        parameters=[_SLUG],
+        request={"application/json": s.JudgmentsJsonIn, "multipart/form-data": s.JudgmentsFileIn},
+        responses={
+            201: OpenApiResponse(s.JudgmentImportSummaryOut, description="Judgments added."),
+            200: OpenApiResponse(
+                s.JudgmentImportSummaryOut, description="Every judgment was already there."
+            ),
+            202: OpenApiResponse(s.ImportJobOut, description=_JOB_ACCEPTED),
+            400: OpenApiResponse(s.ImportErrorOut, description="Nothing was imported."),
+            **_errors(401, 403, 404, 409, 413, 415),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        study = self.study(request, slug)
+        multipart = request.content_type.startswith("multipart/")
+        _check_size(request, "file" if multipart else "judgments")
+        if multipart:
+            upload = s.JudgmentsFileIn(data=request.data)
+            upload.is_valid(raise_exception=True)
+            file = upload.validated_data["file"]
+            import_upload_check(upload=file)
+            if file.size > settings.IMPORT_INLINE_MAX_BYTES:
+                return _job_accepted(request, study, kind=ImportKind.JUDGMENTS, upload=file)
+            records = read_records(file.read(), filename=file.name or "")
+        else:
+            data = s.JudgmentsJsonIn(data=request.data)
+            data.is_valid(raise_exception=True)
+            records = _json_records(data.validated_data["judgments"], "(judgment)")
+        summary = study_judgments_import_records(study=study, records=_checked(records))
+        body = {
+            "created": {kind: summary.created.get(kind, 0) for kind in ("score", "pair", "turing")},
+            "unchanged": summary.unchanged,
+            "raters_created": summary.raters_created,
+            "warnings": [warning.as_dict() for warning in summary.warnings],
+        }
+        return Response(
+            s.JudgmentImportSummaryOut(body).data,
+            status=status.HTTP_201_CREATED if summary.total_created else status.HTTP_200_OK,
+        )
+
+
+class StudyImportApi(ResearcherApi):
+    @extend_schema(
+        operation_id="studies_imports_retrieve",
+        summary="A background import's state: lines read, percent, summary or errors",
+        parameters=[_SLUG, _IMPORT_JOB_ID],
+        responses={200: s.ImportJobOut, **_errors(*_READ)},
+    )
+    def get(self, request: Request, slug: str, job_id: int) -> Response:
+        job: ImportJob = import_job_get(study=self.study(request, slug), job_id=job_id)
+        return Response(s.ImportJobOut(job, context={"request": request}).data)
 
 
 # --- progress and results ------------------------------------------------------------------------

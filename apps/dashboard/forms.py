@@ -206,3 +206,7 @@ class ItemsUploadForm(forms.Form):
     as_candidates = forms.BooleanField(
         label=_("Import as candidates for screening"), required=False
     )
+
+
+class JudgmentsUploadForm(forms.Form):
+    file = forms.FileField(label=_("Judgments file (.jsonl or .csv)"))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from apps.dashboard import results, views
+from apps.dashboard import imports, results, views
 
 app_name = "dashboard"
 
@@ -13,6 +13,13 @@ urlpatterns = [
     path("<slug:slug>/progress/", views.progress_partial, name="progress"),
     path("<slug:slug>/settings/", views.study_settings, name="settings"),
     path("<slug:slug>/items/", views.items_upload, name="items_upload"),
+    path("<slug:slug>/judgments/", imports.judgments_upload, name="judgments_upload"),
+    path("<slug:slug>/imports/<int:job_id>/", imports.import_job, name="import_job"),
+    path(
+        "<slug:slug>/imports/<int:job_id>/state/",
+        imports.import_job_partial,
+        name="import_job_state",
+    ),
     path("<slug:slug>/status/", views.status_change, name="status"),
     path("<slug:slug>/results/", results.summary, name="results"),
     path("<slug:slug>/results/data/<slug:name>.csv", results.chart_data, name="results_data"),

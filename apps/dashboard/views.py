@@ -16,8 +16,18 @@ from django.views.decorators.http import require_POST
 from apps.core.errors import DomainError, ImportRejected
 from apps.core.links import public_base, rater_links
 from apps.dashboard.access import study_view
-from apps.dashboard.forms import ItemsUploadForm, QuotaForm, StudyCreateForm, StudySettingsForm
+from apps.dashboard.forms import (
+    ItemsUploadForm,
+    JudgmentsUploadForm,
+    QuotaForm,
+    StudyCreateForm,
+    StudySettingsForm,
+)
+from apps.dashboard.imports import JUDGMENTS_PREFIX, background_import, runs_in_background
 from apps.dashboard.selectors import study_progress
+from apps.imports.models import ImportKind
+from apps.imports.selectors import import_job_list
+from apps.imports.services import import_upload_check
 from apps.studies.models import Study
 from apps.studies.rubrics import RubricInvalid
 from apps.studies.selectors import studies_for_user
@@ -115,10 +125,10 @@ def study_settings(request: HttpRequest, study: Study) -> HttpResponse:
                 return HttpResponseRedirect(reverse("dashboard:settings", args=[study.slug]))
         status = 400
         study.refresh_from_db()
-    return _settings_page(request, study, form=form, quotas=quotas, status=status)
+    return settings_page(request, study, form=form, quotas=quotas, status=status)
 
 
-def _settings_page(
+def settings_page(
     request: HttpRequest,
     study: Study,
     *,
@@ -126,6 +136,8 @@ def _settings_page(
     quotas: QuotaForm | None = None,
     upload: ItemsUploadForm | None = None,
     upload_errors: list[object] | None = None,
+    judgments: JudgmentsUploadForm | None = None,
+    judgments_errors: list[object] | None = None,
     status: int = 200,
 ) -> HttpResponse:
     context = {
@@ -134,6 +146,11 @@ def _settings_page(
         "quotas": quotas or QuotaForm(study=study, prefix="q"),
         "upload": upload or ItemsUploadForm(),
         "upload_errors": upload_errors or [],
+        "judgments": judgments or JudgmentsUploadForm(prefix=JUDGMENTS_PREFIX),
+        "judgments_errors": judgments_errors or [],
+        "imports": import_job_list(study=study),
+        "inline_max_bytes": settings.IMPORT_INLINE_MAX_BYTES,
+        "upload_max_bytes": settings.IMPORT_UPLOAD_MAX_BYTES,
         "links": _links(request, study),
         "item_count": study.items.count(),
     }
@@ -145,45 +162,47 @@ def _settings_page(
 def items_upload(request: HttpRequest, study: Study) -> HttpResponse:
     form = ItemsUploadForm(request.POST, request.FILES)
     errors: list[object] = []
-    status = 400
     if form.is_valid():
         upload = form.cleaned_data["file"]
-        if upload.size > settings.DATA_UPLOAD_MAX_MEMORY_SIZE:
-            form.add_error("file", _("The file is larger than the upload limit."))
-        else:
-            try:
-                summary = study_items_import(
-                    study=study,
-                    data=upload.read(),
-                    filename=upload.name,
-                    as_candidates=form.cleaned_data["as_candidates"],
-                )
-            except ImportRejected as exc:
-                errors = list(exc.errors)
-                form.add_error("file", exc.message)
-            except DomainError as exc:
-                form.add_error("file", exc.message)
-            else:
-                template = (
-                    _("%(created)d items imported as candidates, %(unchanged)d already present.")
-                    if form.cleaned_data["as_candidates"]
-                    else _("%(created)d items imported, %(unchanged)d already present.")
-                )
-                messages.success(
+        as_candidates = form.cleaned_data["as_candidates"]
+        try:
+            import_upload_check(upload=upload)
+            if runs_in_background(upload):
+                return background_import(
                     request,
-                    template % {"created": summary.created, "unchanged": summary.unchanged},
+                    study,
+                    kind=ImportKind.ITEMS,
+                    upload=upload,
+                    as_candidates=as_candidates,
                 )
-                if summary.held:
-                    messages.warning(
-                        request,
-                        _(
-                            "%(held)d new item(s) matched the offense filter and are held out of "
-                            "the human study until released on the offense page."
-                        )
-                        % {"held": summary.held},
+            summary = study_items_import(
+                study=study, data=upload.read(), filename=upload.name, as_candidates=as_candidates
+            )
+        except ImportRejected as exc:
+            errors = list(exc.errors)
+            form.add_error("file", exc.message)
+        except DomainError as exc:
+            form.add_error("file", exc.message)
+        else:
+            template = (
+                _("%(created)d items imported as candidates, %(unchanged)d already present.")
+                if as_candidates
+                else _("%(created)d items imported, %(unchanged)d already present.")
+            )
+            messages.success(
+                request, template % {"created": summary.created, "unchanged": summary.unchanged}
+            )
+            if summary.held:
+                messages.warning(
+                    request,
+                    _(
+                        "%(held)d new item(s) matched the offense filter and are held out of "
+                        "the human study until released on the offense page."
                     )
-                return HttpResponseRedirect(reverse("dashboard:settings", args=[study.slug]))
-    return _settings_page(request, study, upload=form, upload_errors=errors, status=status)
+                    % {"held": summary.held},
+                )
+            return HttpResponseRedirect(reverse("dashboard:settings", args=[study.slug]))
+    return settings_page(request, study, upload=form, upload_errors=errors, status=400)
 
 
 @study_view
@@ -193,7 +212,7 @@ def status_change(request: HttpRequest, study: Study) -> HttpResponse:
         study_status_set(study=study, status=request.POST.get("status", ""))
     except DomainError as exc:
         messages.error(request, exc.message)
-        return _settings_page(request, study, status=exc.status_code)
+        return settings_page(request, study, status=exc.status_code)
     messages.success(
         request,
         _("The study is now %(status)s.") % {"status": Study.Status(request.POST["status"]).label},

@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.utils import translation
+from django.utils.translation import gettext as _
+
 from apps.core.errors import LineError
 from apps.core.fields import LineFields
 from apps.core.lines import Record
@@ -262,10 +265,39 @@ def parse_judgments(
 
 @dataclass(frozen=True)
 class ImportWarning:
-    """Something about an accepted file that changes what its statistics mean."""
+    """Something about an accepted file that changes what its statistics mean.
+
+    `params` are the numbers the message is made of, so a page can say it in its reader's
+    language (`import_warning_text`); `message` is the English text, for the command and logs.
+    """
 
     code: str
-    message: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def message(self) -> str:
+        with translation.override("en"):
+            return import_warning_text(self.code, self.params)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "params": dict(self.params)}
+
+
+def import_warning_text(code: str, params: dict[str, Any]) -> str:
+    """A stored warning in the active language (an unknown code: its code)."""
+    if code == "positional_rater_ids":
+        return (
+            _(
+                "the rater ids look like grade positions, not people: %(n_raters)s rater(s) "
+                "(%(examples)s) each judged at least %(coverage)s%% of the %(n_items)s items. If "
+                "each id stands for a column of grades given by many different people, the "
+                "statistics see rater effects that are not there, and intervals clustered by rater "
+                "(group means, model comparisons) come out several times too wide. When the grades "
+                "carry no rater ids, give every grade its own rater id."
+            )
+            % params
+        )
+    return code
 
 
 # Rater ids that name a position in a row of grades rather than a person: "1", "r2", "grade_3",
@@ -305,17 +337,15 @@ def rater_id_warnings(rows: Iterable[Row]) -> list[ImportWarning]:
     numbered = positional == n_raters and n_items >= 5 * n_raters
     if not (few_rate_all or numbered):
         return []
-    items_of = per_rater
-    examples = ", ".join(repr(rater) for rater in sorted(items_of)[:3])
+    examples = ", ".join(repr(rater) for rater in sorted(per_rater)[:3])
     return [
         ImportWarning(
             "positional_rater_ids",
-            f"the rater ids look like grade positions, not people: {n_raters} rater(s) "
-            f"({examples}{', ...' if n_raters > 3 else ''}) each judged at least "
-            f"{coverage:.0%} of the {n_items} items. If each id stands for a column of grades "
-            "given by many different people, the statistics see rater effects that are not "
-            "there, and intervals clustered by rater (group means, model comparisons) come out "
-            "several times too wide. When the grades carry no rater ids, give every grade its "
-            "own rater id.",
+            {
+                "n_raters": n_raters,
+                "examples": examples + (", ..." if n_raters > 3 else ""),
+                "coverage": int(coverage * 100),
+                "n_items": n_items,
+            },
         )
     ]

@@ -20,10 +20,12 @@ from apps.analysis.services import study_results_request
 from apps.core.bulk import bulk_insert
 from apps.core.errors import Conflict, ImportRejected, LineError
 from apps.core.lines import Record, read_records
+from apps.core.progress import ImportProgress, reporting
 from apps.judgments.importing import (
     ImportContext,
     ImportWarning,
     PairRow,
+    ParsedJudgments,
     QuestionSpec,
     Row,
     ScoreRow,
@@ -149,18 +151,34 @@ def _content(row: Row) -> object:
     return row.guess
 
 
-def study_judgments_import(*, study: Study, data: bytes, filename: str) -> JudgmentImportSummary:
+def study_judgments_import(
+    *, study: Study, data: bytes, filename: str, progress: ImportProgress | None = None
+) -> JudgmentImportSummary:
     return study_judgments_import_records(
-        study=study, records=read_records(data, filename=filename)
+        study=study, records=read_records(data, filename=filename), progress=progress
     )
 
 
-@transaction.atomic
 def study_judgments_import_records(
-    *, study: Study, records: Iterable[Record | LineError]
+    *,
+    study: Study,
+    records: Iterable[Record | LineError],
+    progress: ImportProgress | None = None,
 ) -> JudgmentImportSummary:
+    """Check every line, then write the new judgments in one transaction (or nothing).
+
+    The lines are read and checked before the transaction starts: checking writes nothing, and
+    a background import's progress (committed as it reads) stays visible to its status page.
+    """
     context = _context(study)
-    parsed = parse_judgments(records, context)
+    parsed = parse_judgments(reporting(records, progress), context)
+    if progress is not None:
+        progress.storing()
+    return _judgments_store(study, parsed)
+
+
+@transaction.atomic
+def _judgments_store(study: Study, parsed: ParsedJudgments) -> JudgmentImportSummary:
     errors = parsed.errors
     if not parsed.rows and not errors:
         raise ImportRejected([LineError(0, "(file)", "contains no judgments")])
@@ -187,6 +205,12 @@ def study_judgments_import_records(
         with transaction.atomic():
             people = raters_ensure_imported(study=study, raters=imported)
             created = _write_rows(study, new_rows, people)
+    except KeyError as exc:
+        # The lines were checked against the study's items and questions before this
+        # transaction began; one of them was removed since.
+        raise Conflict(
+            f"the study's items or questions changed during the import ({exc}); try again"
+        ) from exc
     except IntegrityError as exc:
         raise Conflict(
             "another import stored some of these judgments at the same time; try again"

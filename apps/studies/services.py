@@ -15,6 +15,7 @@ from apps.analysis.services import study_results_request
 from apps.core.bulk import bulk_insert
 from apps.core.errors import Conflict, DomainError, ImportRejected, LineError, NotFound
 from apps.core.lines import Record, read_records
+from apps.core.progress import ImportProgress, reporting
 from apps.raters.models import DEFAULT_BACKGROUNDS, UNKNOWN_BACKGROUND, BackgroundGroup
 from apps.screening.services.offense import offense_candidates, offense_scan_items
 from apps.studies.importing import ITEM_JSON_COLUMNS, ItemRow, parse_items
@@ -164,7 +165,12 @@ def _differences(item: Item, row: ItemRow) -> list[str]:
 
 
 def study_items_import(
-    *, study: Study, data: bytes, filename: str, as_candidates: bool = False
+    *,
+    study: Study,
+    data: bytes,
+    filename: str,
+    as_candidates: bool = False,
+    progress: ImportProgress | None = None,
 ) -> ImportSummary:
     """Import item lines (JSONL or CSV). All lines are checked before anything is written.
 
@@ -174,14 +180,31 @@ def study_items_import(
     run instead of going straight into the human study.
     """
     records = read_records(data, filename=filename, json_columns=ITEM_JSON_COLUMNS)
-    return study_items_import_records(study=study, records=records, as_candidates=as_candidates)
+    return study_items_import_records(
+        study=study, records=records, as_candidates=as_candidates, progress=progress
+    )
+
+
+def study_items_import_records(
+    *,
+    study: Study,
+    records: Iterable[Record | LineError],
+    as_candidates: bool = False,
+    progress: ImportProgress | None = None,
+) -> ImportSummary:
+    """Check every line, then write the new items in one transaction (or nothing). The lines
+    are checked before it begins: checking writes nothing, and a background import's progress
+    (committed as it reads) stays visible meanwhile."""
+    rows, errors = parse_items(reporting(records, progress))
+    if progress is not None:
+        progress.storing()
+    return _items_store(study, rows, errors, as_candidates=as_candidates)
 
 
 @transaction.atomic
-def study_items_import_records(
-    *, study: Study, records: Iterable[Record | LineError], as_candidates: bool = False
+def _items_store(
+    study: Study, rows: list[ItemRow], errors: list[LineError], *, as_candidates: bool
 ) -> ImportSummary:
-    rows, errors = parse_items(records)
     if not rows and not errors:
         raise ImportRejected([LineError(0, "(file)", "contains no items")])
     existing = {

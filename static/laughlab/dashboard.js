@@ -17,7 +17,9 @@
   });
 
   var box = document.querySelector("[data-refresh-url]");
-  if (box) {
+  // A block whose content says it is finished (an import that is done or failed) stops refreshing.
+  var finished = function () { return box.querySelector("[data-finished]") !== null; };
+  if (box && !finished()) {
     var seconds = parseInt(box.dataset.refreshSeconds || "10", 10);
     var refresh = function () {
       fetch(box.dataset.refreshUrl, { credentials: "same-origin", headers: { "Accept": "text/html" } })
@@ -26,7 +28,7 @@
           if (html !== null) { box.innerHTML = html; box.dataset.refreshedAt = new Date().toISOString(); }
         })
         .catch(function () { /* keep the last numbers; try again on the next tick */ })
-        .then(function () { window.setTimeout(refresh, seconds * 1000); });
+        .then(function () { if (!finished()) { window.setTimeout(refresh, seconds * 1000); } });
     };
     window.setTimeout(refresh, seconds * 1000);
   }

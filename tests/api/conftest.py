@@ -14,6 +14,7 @@ from apps.analysis.models import AggregationState
 from apps.analysis.services import study_aggregate
 from apps.exclusions.models import Exclusion
 from apps.exclusions.services import exclusion_create
+from apps.imports.models import ImportJob
 from apps.raters.models import BackgroundGroup
 from apps.reports.models import ExportJob
 from apps.reports.services import export_job_create, export_job_run
@@ -108,6 +109,7 @@ class Snapshot:
     studies: int
     memberships: int
     exports: int
+    imports: int
     aggregation: list[tuple[Any, ...]]
     exclusions: list[tuple[Any, ...]]
 
@@ -129,6 +131,7 @@ def snapshot(study: Study) -> Snapshot:
         studies=Study.objects.count(),
         memberships=StudyMembership.objects.count(),
         exports=ExportJob.objects.count(),
+        imports=ImportJob.objects.count(),
         aggregation=list(
             AggregationState.objects.values_list("study_id", "requested_at", "scheduled")
         ),

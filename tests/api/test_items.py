@@ -171,7 +171,9 @@ def test_an_upload_without_a_file_is_refused(client, study):
 
 
 def test_a_body_over_the_upload_limit_is_refused(client, study, settings):
+    # A JSON body is held to UPLOAD_MAX_BYTES, a file to IMPORT_UPLOAD_MAX_BYTES.
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2048
+    settings.IMPORT_UPLOAD_MAX_BYTES = 2048
     before = snapshot(study)
     big = [line(id=f"n{n}", text="x" * 500) for n in range(200)]
     assert_error(client.post(URL, {"items": big}, format="json"), 413, "items", code="too_large")

@@ -19,6 +19,8 @@ RESEARCHER_OPERATIONS = {
     ("/api/v1/studies/{slug}/close/", "post"),
     ("/api/v1/studies/{slug}/items/", "get"),
     ("/api/v1/studies/{slug}/items/", "post"),
+    ("/api/v1/studies/{slug}/judgments/", "post"),
+    ("/api/v1/studies/{slug}/imports/{job_id}/", "get"),
     ("/api/v1/studies/{slug}/progress/", "get"),
     ("/api/v1/studies/{slug}/results/", "get"),
     ("/api/v1/studies/{slug}/results/recompute/", "post"),

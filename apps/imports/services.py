@@ -1,0 +1,264 @@
+"""Background imports: an uploaded file is kept on disk, a job row tracks it, and a worker runs
+the same importing service as `manage.py import_items` / `import_judgments` on it.
+
+The job's progress is written as the worker reads the file, outside the import's transaction
+(the services check every line before they open it), so the status page sees it move; the
+import itself stores everything or, on any bad line, nothing but the job's list of errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import SuspiciousFileOperation
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from django.utils.text import get_valid_filename
+
+from apps.core.errors import DomainError, ImportRejected, LineError
+from apps.imports.models import ImportJob, ImportKind
+from apps.studies.models import Study
+
+logger = logging.getLogger(__name__)
+
+IMPORTS_DIR = "imports"
+# The file types the importers read (apps.core.lines.read_records).
+SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
+
+
+class PayloadTooLarge(DomainError):
+    status_code = 413
+    code = "too_large"
+
+
+def import_upload_check(*, upload: UploadedFile) -> None:
+    """Refuse a file no import could take, before it is kept: a wrong type, or over the limit."""
+    name = upload.name or ""
+    if Path(name).suffix.lower() not in SUFFIXES:
+        suffix = Path(name).suffix.lower() or "(none)"
+        raise ImportRejected(
+            [LineError(0, "(file)", f"has an unknown type {suffix!r}; use .jsonl or .csv")]
+        )
+    if (upload.size or 0) > settings.IMPORT_UPLOAD_MAX_BYTES:
+        raise PayloadTooLarge(
+            f"the file is larger than {settings.IMPORT_UPLOAD_MAX_BYTES} bytes "
+            "(IMPORT_UPLOAD_MAX_BYTES)",
+            field="file",
+        )
+
+
+def _media_root() -> Path:
+    return Path(settings.MEDIA_ROOT)
+
+
+def _keep(upload: UploadedFile, study: Study) -> tuple[str, int, int]:
+    """Copy the upload (in memory or Django's temporary file) under MEDIA_ROOT, counting its
+    lines on the way. Returns (relative path, bytes, lines)."""
+    try:
+        safe = get_valid_filename(Path(upload.name or "upload").name)[-100:]
+    except SuspiciousFileOperation:  # a name of dots only: the file is kept under another
+        safe = "upload"
+    relative = Path(IMPORTS_DIR) / study.slug / f"{uuid.uuid4().hex}-{safe}"
+    target = _media_root() / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    size = lines = 0
+    last = b"\n"
+    with target.open("wb") as out:
+        for chunk in upload.chunks():
+            out.write(chunk)
+            size += len(chunk)
+            lines += chunk.count(b"\n")
+            if chunk:
+                last = chunk[-1:]
+    if last != b"\n":
+        lines += 1  # a last line without its newline
+    return str(relative), size, lines
+
+
+def import_job_create(
+    *,
+    study: Study,
+    user: AbstractBaseUser | AnonymousUser | None,
+    kind: str,
+    upload: UploadedFile,
+    as_candidates: bool = False,
+) -> ImportJob:
+    """Keep the file and queue its import; the worker starts after this transaction commits."""
+    import_upload_check(upload=upload)
+    if kind not in ImportKind.values:
+        raise DomainError(f"unknown import kind {kind!r}", field="kind")
+    relative, size, lines = _keep(upload, study)
+    requested_by = user.pk if user is not None and user.is_authenticated else None
+    try:
+        with transaction.atomic():
+            job = ImportJob.objects.create(
+                study=study,
+                requested_by_id=requested_by,
+                kind=kind,
+                as_candidates=as_candidates and kind == ImportKind.ITEMS,
+                filename=(upload.name or "")[:255],
+                file_path=relative,
+                size=size,
+                lines_total=lines,
+            )
+            transaction.on_commit(lambda: _enqueue(job.pk))
+    except BaseException:
+        (_media_root() / relative).unlink(missing_ok=True)
+        raise
+    return job
+
+
+def _enqueue(job_id: int) -> None:
+    from apps.imports.tasks import import_job_run_task
+
+    try:
+        import_job_run_task.delay(job_id)
+    except Exception:  # the broker is down: say so on the page instead of waiting forever
+        logger.warning("could not queue import job %s", job_id, exc_info=True)
+        _finish_failed(
+            ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED),
+            "the import could not be queued (the task queue is unavailable); upload it again",
+        )
+
+
+def _finish_failed(jobs: Any, message: str, **fields: Any) -> None:
+    paths = list(jobs.values_list("file_path", flat=True))
+    jobs.update(
+        status=ImportJob.Status.FAILED,
+        stage=ImportJob.Stage.FINISHED,
+        error=message[:2000],
+        finished_at=timezone.now(),
+        file_path="",
+        **fields,
+    )
+    for path in paths:
+        if path:
+            (_media_root() / path).unlink(missing_ok=True)
+
+
+def _lost() -> Q:
+    expired = timezone.now() - timedelta(seconds=settings.IMPORT_LEASE_SECONDS)
+    return Q(status=ImportJob.Status.RUNNING, heartbeat_at__lt=expired)
+
+
+def _claim(job_id: int) -> Any:
+    """Take the job: queued, or running with a lease its worker stopped renewing. Returns the
+    run's start time (later writes are conditioned on it) or None when the job is not free."""
+    free = ImportJob.objects.filter(pk=job_id).filter(Q(status=ImportJob.Status.QUEUED) | _lost())
+    _finish_failed(
+        free.filter(attempts__gte=settings.IMPORT_MAX_ATTEMPTS),
+        "the import stopped without finishing (its worker was lost); nothing was imported — "
+        "upload the file again",
+    )
+    now = timezone.now()
+    taken = free.filter(attempts__lt=settings.IMPORT_MAX_ATTEMPTS).update(
+        status=ImportJob.Status.RUNNING,
+        stage=ImportJob.Stage.READING,
+        started_at=now,
+        heartbeat_at=now,
+        lines_read=0,
+        attempts=F("attempts") + 1,
+    )
+    return now if taken else None
+
+
+class _JobProgress:
+    """Writes the run's progress to its job row (autocommit: the page sees it at once)."""
+
+    def __init__(self, job: ImportJob, started_at: Any) -> None:
+        self.jobs = ImportJob.objects.filter(
+            pk=job.pk, status=ImportJob.Status.RUNNING, started_at=started_at
+        )
+        self.total = job.lines_total
+
+    def lines_read(self, line: int) -> None:
+        self.jobs.update(lines_read=min(line, self.total), heartbeat_at=timezone.now())
+
+    def storing(self) -> None:
+        self.jobs.update(
+            stage=ImportJob.Stage.STORING, lines_read=self.total, heartbeat_at=timezone.now()
+        )
+
+
+def _summary(kind: str, summary: Any) -> dict[str, Any]:
+    if kind == ImportKind.ITEMS:
+        return {"created": summary.created, "unchanged": summary.unchanged, "held": summary.held}
+    return {
+        "created": dict(summary.created),
+        "unchanged": summary.unchanged,
+        "raters_created": summary.raters_created,
+        "warnings": [warning.as_dict() for warning in summary.warnings],
+    }
+
+
+def _import(job: ImportJob, data: bytes, progress: _JobProgress) -> Any:
+    if job.kind == ImportKind.ITEMS:
+        from apps.studies.services import study_items_import
+
+        return study_items_import(
+            study=job.study,
+            data=data,
+            filename=job.filename,
+            as_candidates=job.as_candidates,
+            progress=progress,
+        )
+    from apps.judgments.services import study_judgments_import
+
+    return study_judgments_import(
+        study=job.study, data=data, filename=job.filename, progress=progress
+    )
+
+
+def import_job_run(*, job_id: int) -> ImportJob | None:
+    """Run the job's import. Idempotent: a job already taken or finished is left alone."""
+    started_at = _claim(job_id)
+    if started_at is None:
+        return ImportJob.objects.filter(pk=job_id).first()
+    job = ImportJob.objects.select_related("study").get(pk=job_id)
+    mine = ImportJob.objects.filter(
+        pk=job_id, status=ImportJob.Status.RUNNING, started_at=started_at
+    )
+    try:
+        data = (_media_root() / job.file_path).read_bytes()
+        summary = _import(job, data, _JobProgress(job, started_at))
+    except ImportRejected as exc:
+        errors = [error.as_dict() for error in exc.errors[: settings.IMPORT_MAX_STORED_ERRORS]]
+        _finish_failed(mine, exc.message, errors=errors, error_count=len(exc.errors))
+    except DomainError as exc:
+        _finish_failed(mine, exc.message)
+    except FileNotFoundError:
+        _finish_failed(mine, "the uploaded file is no longer on the server; upload it again")
+    except Exception as exc:
+        logger.exception("import job %s failed", job_id)
+        _finish_failed(mine, f"the import failed and stored nothing ({type(exc).__name__}: {exc})")
+    else:
+        path = job.file_path
+        mine.update(
+            status=ImportJob.Status.DONE,
+            stage=ImportJob.Stage.FINISHED,
+            lines_read=job.lines_total,
+            summary=_summary(job.kind, summary),
+            finished_at=timezone.now(),
+            file_path="",
+        )
+        (_media_root() / path).unlink(missing_ok=True)
+    job.refresh_from_db()
+    return job
+
+
+def import_job_lease_held(*, job_id: int) -> bool:
+    """Whether another run holds the job now (a redelivered task then tries again later)."""
+    return (
+        ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.RUNNING)
+        .exclude(_lost())
+        .exists()
+    )
