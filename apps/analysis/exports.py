@@ -15,10 +15,24 @@ from apps.core.spreadsheet import write_dict_rows
 FORMATS = ("json", "jsonl", "csv")
 
 
+def _with_item_meta(payload: dict[str, Any], study_id: int) -> dict[str, Any]:
+    """Each item of the results with its own metadata (`meta`), unchanged as imported.
+
+    Read from the items, not stored with the results: metadata is not evidence, so it never
+    takes part in computing them (nor in their input hash)."""
+    items = payload.get("items")
+    if not items:
+        return payload
+    from apps.studies.models import Item
+
+    meta = dict(Item.objects.filter(study_id=study_id).values_list("external_id", "meta"))
+    return {**payload, "items": [{**item, "meta": meta.get(item["item"]) or {}} for item in items]}
+
+
 def result_document(result: StudyResult) -> dict[str, Any]:
     """The stored payload with the provenance a reader needs to trust and reproduce it."""
     return {
-        **result.payload,
+        **_with_item_meta(result.payload, result.study_id),
         "seed": result.seed,
         "rounds": result.rounds,
         "input_hash": result.input_hash,
@@ -26,8 +40,15 @@ def result_document(result: StudyResult) -> dict[str, Any]:
     }
 
 
-def item_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per item: its means with intervals, Bradley-Terry score, Turing accuracy, flags."""
+def _meta_cell(value: Any) -> str:
+    """An item's metadata as one JSON cell ("" when it has none), as in the raw export."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True) if value else ""
+
+
+def item_rows(document: dict[str, Any], *, meta_as_text: bool = True) -> list[dict[str, Any]]:
+    """One row per item: its means with intervals, Bradley-Terry score, Turing accuracy, flags,
+    and last its metadata (a JSON text cell for tables; the object itself with `meta_as_text`
+    off, for JSON lines)."""
     bt = {row["item"]: row for row in document.get("bradley_terry", [])}
     questions = sorted({name for item in document.get("items", []) for name in item["questions"]})
     rows = []
@@ -75,6 +96,10 @@ def item_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
                 "explanation_ci_high": (item.get("explanation_match") or {}).get("ci_high"),
                 "explanation_n": (item.get("explanation_match") or {}).get("n"),
                 "language": item.get("language", ""),
+                # Last: the item's own metadata, unchanged.
+                "meta": _meta_cell(item.get("meta"))
+                if meta_as_text
+                else dict(item.get("meta") or {}),
             }
         )
         rows.append(row)
@@ -85,7 +110,7 @@ def render(result: StudyResult, fmt: str) -> str:
     document = result_document(result)
     if fmt == "json":
         return json.dumps(document, ensure_ascii=False, indent=2)
-    rows = item_rows(document)
+    rows = item_rows(document, meta_as_text=fmt != "jsonl")
     if fmt == "jsonl":
         return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     if fmt == "csv":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -75,6 +76,16 @@ def _sorted(rows: list[Any], key: Callable[[Any], Any], descending: bool) -> lis
     return present + missing
 
 
+def meta_pairs(meta: Any) -> list[tuple[str, str]]:
+    """An item's metadata as (key, value) pairs in key order; nested values as compact JSON."""
+    if not isinstance(meta, dict):
+        return []
+    return [
+        (str(key), value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        for key, value in sorted(meta.items())
+    ]
+
+
 def items_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
     questions = load_questions(study, payload)
     humor = humor_rubric(study)
@@ -109,15 +120,18 @@ def items_context(request: HttpRequest, study: Study, payload: Payload) -> dict[
     getter = columns[sort][1]
     items = _sorted(items, lambda item: getter(item, bt.get(item["item"], {})), descending)
     page = paginate(request, items)
-    texts = dict(
-        Item.objects.filter(
+    stored = {
+        external_id: (text, meta)
+        for external_id, text, meta in Item.objects.filter(
             study=study, external_id__in=[item["item"] for item in page.object_list]
-        ).values_list("external_id", "text")
-    )
+        ).values_list("external_id", "text", "meta")
+    }
     rows = [
         {
             **item,
-            "text": texts.get(item["item"], ""),
+            "text": stored.get(item["item"], ("", {}))[0],
+            # The item's own metadata, as imported: shown as key = value under its text.
+            "meta": meta_pairs(stored.get(item["item"], ("", {}))[1]),
             "question_values": [
                 ((item.get("questions") or {}).get(q), q in questions.binary) for q in questions.all
             ],
