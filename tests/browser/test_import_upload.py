@@ -52,7 +52,7 @@ def upload(page: Page, content: bytes) -> ImportJob:
         files=[{"name": "grades.jsonl", "mimeType": "application/x-ndjson", "buffer": content}],
     )
     with page.expect_navigation():
-        page.get_by_role("button", name="Upload judgments").click()
+        page.get_by_role("button", name="Import judgments").click()
     job = ImportJob.objects.order_by("-pk").first()
     assert job is not None
     expect(page).to_have_url(re.compile(rf"/studies/crowd/imports/{job.pk}/$"))
