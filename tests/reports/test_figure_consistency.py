@@ -395,12 +395,54 @@ def figures(ctx: Ctx) -> Iterator[Figure]:
             value,
             {"start": b.get("start"), "end": b.get("end")},
         )
+    for group, count in sorted(
+        ((diagnostics.get("coverage") or {}).get("items_without_group") or {}).items()
+    ):
+        yield Figure(
+            "diagnostics.coverage",
+            ("diagnostics", "coverage", group),
+            {"value": count},
+            {"group": group},
+        )
     if diagnostics.get("explanation_match_rate"):
         yield Figure(
             "diagnostics.explanation",
             ("diagnostics", "explanation"),
             diagnostics["explanation_match_rate"],
         )
+    evidence = ((doc.get("evidence_only") or {}).get("results") or {}).get("groups") or {}
+    if ctx.view == "all" and evidence:
+        # Per model, the primary question's mean and the Turing accuracy with and without the
+        # items that are not evidence, and the change.
+        primary = "funniness" if "funniness" in ctx.scale else ctx.scale[-1]
+        before, after = ctx.groups.get("source") or {}, evidence.get("source") or {}
+        for source in sorted(set(before) | set(after)):
+            p = {"source": source, "primary": primary}
+            means = [
+                ((g.get(source) or {}).get("questions") or {}).get(primary) for g in (before, after)
+            ]
+            turing = [(g.get(source) or {}).get("turing_accuracy") for g in (before, after)]
+            for part, value in (
+                ("all", means[0]),
+                ("evidence", means[1]),
+                ("turing_all", turing[0]),
+                ("turing_evidence", turing[1]),
+            ):
+                if value:
+                    yield Figure(
+                        "evidence.effect",
+                        ("evidence_only", source, part),
+                        value,
+                        {**p, "part": part},
+                    )
+            if means[0] and means[1] and None not in (means[0].get("value"), means[1].get("value")):
+                change = {"value": means[1]["value"] - means[0]["value"]}
+                yield Figure(
+                    "evidence.effect",
+                    ("evidence_only", source, "change"),
+                    change,
+                    {**p, "part": "change"},
+                )
     for warning in doc.get("warnings") or []:
         yield Figure(
             "warning",
@@ -1033,8 +1075,20 @@ def _turing_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
         )
     elif scope == "level":
         report = Omit("the report's Turing table is per source")
+    overall: Place = Omit("the list above the table gives the overall figures")
+    stat = {
+        "turing.n": "Judgments",
+        "turing.accuracy": "Accuracy",
+        "turing.d_prime": "d′",
+        "turing.p_vs_chance": "p against 50%",
+    }.get(f.family)
+    if scope == "overall" and stat:
+        overall = Cell(
+            "turing", "AI or person? (Turing judgment)", "", stat, "value", ("value",), pct, digits
+        )
     return {
         "page": page,
+        "page:overall": overall,
         "report": report,
         "export": Data(
             "export", "turing", {"scope": scope, "group": name or "all"}, export_cols, parts
@@ -1072,6 +1126,27 @@ def _count_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
 
 def _diagnostics_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     family = f.family
+    if family == "diagnostics.coverage":
+        group = f.params["group"]
+        return {
+            "page": Cell(
+                "quality",
+                "Coverage by background",
+                "Background group",
+                labels.background_label(group),
+                "Items it has not rated",
+                ("value",),
+            ),
+            "report": Omit("the report's sample section counts raters and judgments"),
+            "export": Data(
+                "export",
+                "diagnostics",
+                {"measure": "items_without_group", "subject": group},
+                ("value",),
+                ("value",),
+            ),
+            "csv": Omit("the quality page has no download of its coverage"),
+        }
     if family == "diagnostics.fatigue_bin":
         start, end = f.params["start"], f.params["end"]
         return {
@@ -1190,7 +1265,36 @@ def _flag_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     }
 
 
+def _evidence_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    primary, part = labels.question_label(f.params["primary"]), f.params["part"]
+    column = {
+        "all": f"{primary} ({_('all items')})",
+        "evidence": f"{primary} ({_('evidence only')})",
+        "change": "change",
+        "turing_all": "Turing accuracy (all items)",
+        "turing_evidence": "Turing accuracy (evidence only)",
+    }[part]
+    pct = part.startswith("turing")
+    parts = ("value",) if part == "change" else INTERVAL
+    row = labels.source_label(f.params["source"])
+    return {
+        "page": Cell("summary", "", "source", row, column, parts, pct),
+        "report": Cell(
+            "report",
+            "Items that are not evidence about their model",
+            "source",
+            row,
+            column,
+            parts,
+            pct,
+        ),
+        "export": Omit("the JSON document holds both views; the tables hold all items"),
+        "csv": Omit("each download holds the view it was asked for"),
+    }
+
+
 PLACES: dict[str, Callable[[Ctx, Figure], dict[str, Place]]] = {
+    "evidence.": _evidence_places,
     "group.": _group_places,
     "model.": _model_places,
     "difference": _difference_places,
