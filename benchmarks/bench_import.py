@@ -163,15 +163,17 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _peak_mb(process: subprocess.Popen[bytes]) -> float:
+def _stop(process: subprocess.Popen[bytes]) -> tuple[float, float]:
+    """Stop a server process: (its peak RSS in MB, the CPU seconds it used)."""
     process.terminate()
     _, _status, usage = os.wait4(process.pid, 0)
     process.returncode = 0
-    return usage.ru_maxrss / 1024
+    return usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def upload_step(slug: str, path: Path, env: dict[str, str]) -> tuple[float, float, str, float]:
-    """(wall seconds, peak MB, outcome, 0.0): the judgments file through the API and a worker."""
+    """(wall seconds, peak MB, outcome, CPU seconds of web server and worker together, their
+    start-up included): the judgments file through the API and a worker."""
     import urllib.request
 
     code = (
@@ -232,14 +234,15 @@ def upload_step(slug: str, path: Path, env: dict[str, str]) -> tuple[float, floa
             job = json.loads(urllib.request.urlopen(request).read())
         wall = time.perf_counter() - start
     finally:
-        peak = max(_peak_mb(web), _peak_mb(worker))
+        (web_mb, web_cpu), (worker_mb, worker_cpu) = _stop(web), _stop(worker)
+        peak, cpu = max(web_mb, worker_mb), web_cpu + worker_cpu
     if job["status"] != "done":
         raise SystemExit(f"the import job did not finish: {json.dumps(job)[:500]}")
     outcome = (
         f"uploaded in {uploaded:.1f} s; job {job['status']}: {job['summary']['created']} "
         f"({job['lines_total']:,} lines)"
     )
-    return wall, peak, outcome, 0.0
+    return wall, peak, outcome, cpu
 
 
 def environment(folder: Path, postgres: bool) -> dict[str, str]:
