@@ -240,7 +240,7 @@ def upload_step(slug: str, path: Path, env: dict[str, str]) -> tuple[float, floa
         raise SystemExit(f"the import job did not finish: {json.dumps(job)[:500]}")
     outcome = (
         f"uploaded in {uploaded:.1f} s; job {job['status']}: {job['summary']['created']} "
-        f"({job['lines_total']:,} lines)"
+        f"({job['lines_total']:,} lines); peak web {web_mb:.0f} MB, worker {worker_mb:.0f} MB"
     )
     return wall, peak, outcome, cpu
 
