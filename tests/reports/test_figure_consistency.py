@@ -287,6 +287,25 @@ def figures(ctx: Ctx) -> Iterator[Figure]:
                 _as_parts(row.get("rank")),
                 p,
             )
+        # Per source, the plain mean of its items' stored scores (with the best and the worst).
+        sources = {item["item"]: item.get("source", "") for item in doc.get("items") or []}
+        scores: dict[str, list[float]] = {}
+        for row in rows:
+            if row.get("score") is not None:
+                scores.setdefault(sources.get(row["item"], ""), []).append(row["score"])
+        for source, values in sorted(scores.items()):
+            summary = {
+                "value": sum(values) / len(values),
+                "n": len(values),
+                "best": max(values),
+                "worst": min(values),
+            }
+            yield Figure(
+                "bt.source",
+                ("bradley_terry", scope, "by_source", source),
+                summary,
+                {"scope": scope, "source": source},
+            )
     for item in doc.get("items") or []:
         p = {"item": item["item"], "safety": bool(item.get("safety_intercepted"))}
         base = ("items", item["item"])
@@ -729,6 +748,32 @@ def _difference_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
         ),
         "export": data,
         "csv": Data("csv:models", "models", data.where, data.columns, data.parts),
+    }
+
+
+def _bt_source_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    scope, source = f.params["scope"], f.params["source"]
+    row = labels.source_label(source)
+    table = (f"leaderboard:{scope}", "By source model", "Source", row)
+    parts = ("n", "value", "best", "worst")
+    return {
+        "page": Cell(*table, "Items", ("n",)),
+        "page:mean": Cell(*table, "Mean score", ("value",)),
+        "page:best": Cell(*table, "Best", ("best",)),
+        "page:worst": Cell(*table, "Worst", ("worst",)),
+        "report": Omit(
+            "a plain average of stored scores; the report compares models by their fitted strength"
+        ),
+        "export": Omit(
+            "a plain average of stored scores; the models table has each model's fitted strength"
+        ),
+        "csv": Data(
+            "csv:leaderboard-by-source",
+            "leaderboard-by-source",
+            {"level_scope": scope or "all", "source": source},
+            ("n_items", "mean_score", "max_score", "min_score"),
+            parts,
+        ),
     }
 
 
@@ -1298,6 +1343,7 @@ PLACES: dict[str, Callable[[Ctx, Figure], dict[str, Place]]] = {
     "group.": _group_places,
     "model.": _model_places,
     "difference": _difference_places,
+    "bt.source": _bt_source_places,
     "bt.": _bt_places,
     "item.": _item_places,
     "agreement.": _agreement_places,
@@ -1587,12 +1633,31 @@ def test_every_output_shows_every_figure_as_the_stored_results_do(
     assert not problems, f"{len(problems)} mismatches:\n" + "\n".join(problems[:80])
 
 
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
 @pytest.mark.parametrize("which", ["humor", "content"])
-def test_the_pdf_shows_every_number_of_the_html_report(demo_site, which, tmp_path):  # noqa: F811
+def test_the_pdf_shows_every_number_and_heading_of_the_html_report(
+    demo_site,  # noqa: F811
+    which,
+    language,
+    tmp_path,
+):
+    """The PDF is the HTML report printed: every number of its tables (with its multiplicity)
+    and every table's title and column headings are in the PDF's text, none cut off a page."""
     study = getattr(demo_site, which)
-    out = Outputs(study, tmp_path)
-    shown = outputs.table_numbers(out.html("report"))
-    pdf = outputs.numbers(out.pdf())
-    missing = Counter(shown) - Counter(pdf)
+    out = Outputs(study, tmp_path, language=language)
+    html = out.html("report")
+    shown = outputs.table_numbers(html)
+    text = out.pdf()
+    missing = Counter(shown) - Counter(outputs.numbers(text))
     assert len(shown) > 100
     assert not missing, f"numbers of the HTML report missing from the PDF: {dict(missing)}"
+    flat = "".join(text.split())
+    headings = {
+        h
+        for (heading, first), table in html.tables.items()
+        for h in (heading, *(table.header if first else ()))  # a list of terms has no header
+    }
+    # Word by word: a heading that wraps in a narrow column is read in the PDF's reading order,
+    # its lines between those of its neighbours.
+    lost = sorted(h for h in headings if not all(word in flat for word in h.split()))
+    assert not lost, f"headings of the HTML report missing from the PDF: {lost}"
