@@ -6,10 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest
-from django.utils.translation import gettext as _
 
 from apps.analysis import labels
-from apps.dashboard import charts
+from apps.dashboard import figures
 from apps.dashboard.results.common import (
     DEFAULTS,
     LIST_LIMIT,
@@ -21,7 +20,6 @@ from apps.dashboard.results.common import (
     load_questions,
     threshold_of,
 )
-from apps.reports.tables import headline_alpha
 from apps.studies.models import Study
 
 
@@ -29,8 +27,7 @@ def _headline_alpha(entry: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | 
     """The alpha that fits the scale, as the stored results name it and the exports and the
     report read it (apps/reports/tables.py::headline_alpha): ordinal for ratings, nominal for
     flags."""
-    measure = headline_alpha(dict(entry))
-    return measure, (entry.get("krippendorff_alpha") or {}).get(measure)
+    return figures.headline_alpha(entry)
 
 
 def _cohen_cells(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -68,13 +65,13 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
     agreement = payload.get("agreement") or {}
     culture = threshold_of(payload, "culture_dependent_items", DEFAULTS.culture_dependent_agreement)
     controversial = threshold_of(payload, "controversial_question", DEFAULTS.controversial_kappa)
-    rows, chart_rows = [], []
+    rows = []
     group_names: set[str] = set()
     for name in questions.all:
         entry = agreement.get(name)
         if entry is None:
             continue
-        measure, headline = _headline_alpha(entry)
+        measure = _headline_alpha(entry)[0]
         per_item = entry.get("per_item") or []
         alphas = entry.get("krippendorff_alpha") or {}
         rows.append(
@@ -99,16 +96,6 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
             }
         )
         group_names |= set((entry.get("krippendorff_alpha_by_group") or {}).keys())
-        headline = headline or {}
-        chart_rows.append(
-            charts.Row(
-                label=labels.question_label(name),
-                value=headline.get("value"),
-                low=headline.get("ci_low"),
-                high=headline.get("ci_high"),
-                detail=_("Krippendorff's alpha (%(m)s)") % {"m": labels.measure_label(measure)},
-            )
-        )
     groups = sorted(group_names)
     by_group = []
     for name in questions.all:
@@ -141,14 +128,7 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
         ),
         key=lambda item: (item["cross_group_agreement"], item["item"]),
     )
-    lows = [r.low for r in chart_rows if r.low is not None]
-    chart = charts.interval_chart(
-        chart_rows,
-        label=_("Krippendorff's alpha per question with %(level)s intervals") % {"level": "95%"},
-        axis_label=_("Krippendorff's alpha"),
-        domain=(min([-0.2, *lows]), 1.0),
-        references=[charts.Reference(controversial, f"{charts.fmt(controversial)}")],
-    )
+    chart = figures.agreement_figure(payload, questions.all)
     return {
         "rows": rows,
         "groups": groups,
@@ -166,11 +146,6 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
         "unknown_raters": (payload.get("counts") or {}).get("raters_unknown_background") or 0,
         "min_shared_items": _min_shared(agreement),
         "culture_test": labels.culture_test_shown(payload),
-        # Documents computed before the rater jackknife resampled items for these intervals.
-        "rater_intervals": any(
-            (entry.get("interval") or {}).get("method") == "rater_jackknife"
-            for entry in agreement.values()
-        ),
     }
 
 

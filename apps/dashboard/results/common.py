@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from apps.analysis import labels
 from apps.analysis.stats.inputs import Thresholds
+from apps.dashboard import figures
 from apps.dashboard.context import RESULT_SECTIONS
 from apps.studies.models import Item, Question, Study
 
@@ -20,12 +21,9 @@ Table = tuple[list[str], list[list[Any]]]
 
 PAGE_SIZE = 100
 LIST_LIMIT = 200
-CHART_TOP, CHART_BOTTOM = 50, 10
 LEVELS = [level.value for level in Item.Level]
 SECTIONS = dict(RESULT_SECTIONS)
 DEFAULTS = Thresholds()
-# Percentages put into translated chart titles as values, so no "%" sits in a message.
-PCT = {"level": "95%", "a": "50%", "b": "70%"}
 
 
 @dataclass(frozen=True)
@@ -43,20 +41,12 @@ class Questions:
 def load_questions(study: Study, payload: Payload) -> Questions:
     """Scorecard order and kinds come from the rubric (one query): a jsonb payload on
     PostgreSQL does not keep the order of its keys."""
-    present = set((payload.get("agreement") or {}).keys())
-    for item in (payload.get("items") or [])[:1]:
-        present |= set(item.get("questions", {}).keys())
     rubric = list(
         Question.objects.filter(rubric_id=study.rubric_id)
         .order_by("position")
         .values_list("name", "kind")
     )
-    known = {name for name, _kind in rubric}
-    # Choice questions store an option's index: a mean of indexes means nothing, so they are left
-    # out of the tables (the CSV of the export has them).
-    scale = [name for name, kind in rubric if name in present and kind == Question.Kind.LIKERT]
-    binary = [name for name, kind in rubric if name in present and kind == Question.Kind.BINARY]
-    scale += sorted(present - known)
+    scale, binary = figures.questions_shown(rubric, payload)
     return Questions(scale=scale, binary=binary)
 
 
@@ -66,20 +56,7 @@ def level_name(level: str) -> str:
 
 def group_order(names: Iterable[str], dimension: str) -> list[str]:
     """Levels in the method's order, models before the human baseline, the rest by name."""
-    names = list(names)
-    if dimension == "level":
-        return sorted(names, key=lambda n: (LEVELS.index(n) if n in LEVELS else len(LEVELS), n))
-    if dimension == "level_humor_type":
-        return sorted(
-            names,
-            key=lambda n: (
-                LEVELS.index(n.split("/", 1)[0]) if n.split("/", 1)[0] in LEVELS else len(LEVELS),
-                n,
-            ),
-        )
-    if dimension == "source":
-        return sorted(names, key=lambda n: (n == Item.HUMAN_SOURCE, n))
-    return sorted(names)
+    return figures.group_order(names, dimension)
 
 
 def group_label(name: str, dimension: str) -> str:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import statistics
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
-from apps.analysis import labels
-from apps.dashboard import charts
+from apps.dashboard import figures
 from apps.dashboard.results.common import (
-    CHART_BOTTOM,
-    CHART_TOP,
     Payload,
     Table,
     download_url,
@@ -25,20 +22,12 @@ from apps.dashboard.results.common import (
     paginate,
     url_with,
 )
+from apps.dashboard.results.summary import humor_rubric
 from apps.studies.models import Study
 
 
 def _bt_rows(payload: Payload, scope: str) -> list[Mapping[str, Any]]:
-    if scope:
-        return (payload.get("bradley_terry_by_level") or {}).get(scope) or []
-    return payload.get("bradley_terry") or []
-
-
-def _bounded(rows: Sequence[Mapping[str, Any]], top: int, bottom: int) -> tuple[list[Any], int]:
-    """The first `top` and last `bottom` rows, and how many were left out between them."""
-    if len(rows) <= top + bottom:
-        return list(rows), 0
-    return [*rows[:top], None, *rows[-bottom:]], len(rows) - top - bottom
+    return figures.leaderboard_rows(payload, scope)
 
 
 def leaderboard_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
@@ -50,51 +39,15 @@ def leaderboard_context(request: HttpRequest, study: Study, payload: Payload) ->
         scope = ""
     rows = _bt_rows(payload, scope)
     items = item_index(payload)
-    sizes = Counter(row["component"] for row in rows)
-    # Default chart: the largest comparison group (lowest number on a tie).
-    default_component = min(sizes, key=lambda c: (-sizes[c], c)) if sizes else None
-    component: int | None
     try:
-        component = int(request.GET.get("component", ""))
+        requested: int | None = int(request.GET.get("component", ""))
     except ValueError:
-        component = default_component
-    if component not in sizes:
-        component = default_component
-    in_component = sorted(
-        (row for row in rows if row["component"] == component),
-        key=lambda row: (
-            -(row["score"] if row["score"] is not None else float("-inf")),
-            row["item"],
-        ),
+        requested = None
+    chart = figures.leaderboard_figure(
+        payload, scope=scope, component=requested, humor=humor_rubric(study)
     )
-    # Items without a finite score (undefeated, never won) have no dot to draw.
-    shown, hidden = _bounded(
-        [row for row in in_component if row["score"] is not None], CHART_TOP, CHART_BOTTOM
-    )
-    chart_rows = []
-    for row in shown:
-        if row is None:
-            chart_rows.append(
-                charts.Row(label="…", detail=_("%(n)d items not shown") % {"n": hidden})
-            )
-            continue
-        info = items.get(row["item"], {})
-        chart_rows.append(
-            charts.Row(
-                label=row["item"],
-                value=row["score"],
-                low=row["ci_low"],
-                high=row["ci_high"],
-                detail=f"{labels.source_label(info.get('source', ''))}, "
-                f"{labels.humor_type_label(info.get('humor_type', ''))}; "
-                + (_("rank %(rank)s") % {"rank": row["rank"]} if row["rank"] else _("not ranked")),
-            )
-        )
-    chart = charts.leaderboard_chart(
-        chart_rows,
-        label=_("Bradley-Terry scores with %(level)s intervals, comparison group %(c)s")
-        % {"level": "95%", "c": component},
-    )
+    component = chart.meta["component"]
+    sizes = chart.meta["sizes"]
 
     def enrich(row: Mapping[str, Any]) -> dict[str, Any]:
         info = items.get(row["item"], {})
@@ -148,10 +101,6 @@ def leaderboard_context(request: HttpRequest, study: Study, payload: Payload) ->
         ],
         "component": component,
         "chart": chart,
-        "chart_total": len(in_component),
-        "chart_hidden": hidden,
-        "chart_top": CHART_TOP,
-        "chart_bottom": CHART_BOTTOM,
         "page": page,
         "page_links": page_links(request, page),
         "table": table,

@@ -5,12 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from django.utils.translation import gettext as _
 
-from apps.dashboard import charts
+from apps.dashboard import figures
 from apps.dashboard.results.common import (
     LIST_LIMIT,
-    PCT,
     Payload,
     Table,
     download_url,
@@ -25,7 +23,6 @@ def quality_context(request: HttpRequest, study: Study, payload: Payload) -> dic
     diagnostics = payload.get("diagnostics") or {}
     fatigue = diagnostics.get("fatigue") or {}
     bias = diagnostics.get("position_bias") or {}
-    left = bias.get("left_choice_rate") or {}
     quality = rater_quality(study=study)
     flagged = sorted(
         (q for q in quality if q.flagged),
@@ -38,37 +35,13 @@ def quality_context(request: HttpRequest, study: Study, payload: Payload) -> dic
     )
     coverage = diagnostics.get("coverage") or {}
     humor = humor_rubric(study)
-    fatigue_label = (
-        _("Mean funniness per minute into the session, with %(level)s intervals")
-        if humor
-        else _(
-            "Mean answer to the overall question per minute into the session, "
-            "with %(level)s intervals"
-        )
-    )
     return {
         "humor": humor,
         "fatigue": fatigue,
-        "fatigue_chart": charts.fatigue_chart(fatigue.get("bins") or [], label=fatigue_label % PCT),
+        "fatigue_chart": figures.fatigue_figure(payload, humor=humor),
         "slope": fatigue.get("slope"),
         "position_bias": bias,
-        "position_chart": charts.proportion_chart(
-            [
-                charts.Row(
-                    label=_("Left item chosen"),
-                    value=left.get("value"),
-                    low=left.get("ci_low"),
-                    high=left.get("ci_high"),
-                    detail=f"n = {left.get('n', 0)}",
-                )
-            ]
-            if left
-            else [],
-            label=_(
-                "Share of A/B judgments won by the left item, with %(level)s interval; line at %(a)s"
-            )
-            % PCT,
-        ),
+        "position_chart": figures.position_figure(payload, humor=humor),
         "explanation": diagnostics.get("explanation_match_rate"),
         "coverage": [
             {"group": group, "missing": (coverage.get("items_without_group") or {}).get(group)}

@@ -2,74 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest
-from django.utils.translation import gettext as _
 
-from apps.analysis import labels
-from apps.dashboard import charts
-from apps.dashboard.results.common import PCT, Payload, Table, download_url, group_order, level_name
+from apps.dashboard import figures
+from apps.dashboard.results.common import Payload, Table, download_url
+from apps.dashboard.results.summary import humor_rubric
 from apps.studies.models import Item, Study
 
 
 def _turing_rows(payload: Payload) -> list[dict[str, Any]]:
-    turing = payload.get("turing") or {}
-    rows: list[dict[str, Any]] = []
-    if turing.get("overall"):
-        rows.append(
-            {"scope": "overall", "name": "overall", "label": _("All items"), **turing["overall"]}
-        )
-    by_source = turing.get("by_source") or {}
-    for name in group_order(by_source, "source"):
-        rows.append(
-            {"scope": "source", "name": name, "label": labels.source_label(name), **by_source[name]}
-        )
-    by_level = turing.get("by_level") or {}
-    for name in group_order(by_level, "level"):
-        rows.append({"scope": "level", "name": name, "label": level_name(name), **by_level[name]})
-    return rows
-
-
-def _chart_row(row: Mapping[str, Any], key: str) -> charts.Row:
-    interval = row.get(key) or {}
-    return charts.Row(
-        label=row["label"],
-        value=interval.get("value"),
-        low=interval.get("ci_low"),
-        high=interval.get("ci_high"),
-        detail=f"n = {row.get('n', 0)}",
-    )
+    return figures.turing_rows(payload)
 
 
 def turing_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
     rows = _turing_rows(payload)
     models = [row for row in rows if row["scope"] in ("overall", "source")]
     levels = [row for row in rows if row["scope"] == "level"]
+    shown = figures.turing_figures(payload, humor=humor_rubric(study))
     return {
         "overall": next((row for row in rows if row["scope"] == "overall"), None),
         "models": models,
         "levels": levels,
         "human": Item.HUMAN_SOURCE,
-        "accuracy_chart": charts.turing_chart(
-            [_chart_row(row, "accuracy") for row in models],
-            label=_("Turing accuracy per source with %(level)s intervals; lines at %(a)s and %(b)s")
-            % PCT,
-        ),
-        "judged_human_chart": charts.proportion_chart(
-            [_chart_row(row, "judged_human") for row in models],
-            label=_(
-                "Share judged 'written by a person' per source with %(level)s intervals; "
-                "line at %(a)s"
-            )
-            % PCT,
-        ),
-        "level_chart": charts.turing_chart(
-            [_chart_row(row, "accuracy") for row in levels],
-            label=_("Turing accuracy per level with %(level)s intervals; lines at %(a)s and %(b)s")
-            % PCT,
-        ),
+        "accuracy_chart": shown["accuracy"],
+        "judged_human_chart": shown["judged_human"],
+        "level_chart": shown["level"],
         "download": download_url(request, study, "turing"),
     }
 
