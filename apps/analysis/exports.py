@@ -36,6 +36,7 @@ def result_document(result: StudyResult) -> dict[str, Any]:
         "seed": result.seed,
         "rounds": result.rounds,
         "input_hash": result.input_hash,
+        "exclusion_hash": result.exclusion_hash,
         "computed_at": result.computed_at.isoformat(),
     }
 

@@ -17,8 +17,12 @@ from django.utils.translation import get_language, ngettext, pgettext
 from django.utils.translation import gettext as _
 
 
-def _language_key() -> str:
+def language_key() -> str:
+    """The key of per-language values ({"en": ..., "zh": ...}) for the reader's language."""
     return "zh" if (get_language() or "en").lower().startswith("zh") else "en"
+
+
+_language_key = language_key
 
 
 def localized(labels: Mapping[str, Any] | None, fallback: str) -> str:
@@ -437,3 +441,17 @@ def warning_export(warning: Mapping[str, Any]) -> dict[str, Any]:
         "message": english,
         "text": warning_text(warning),
     }
+
+
+def exclusion_target_label(target: str) -> str:
+    """What an exclusion leaves out (rater, judgment, item) in the reader's language."""
+    from apps.exclusions.models import Exclusion
+
+    return str(dict(Exclusion.Target.choices).get(target, target))
+
+
+def exclusion_rule_label(rule: str) -> str:
+    """The automatic rule that proposed an exclusion; "" for a researcher's own."""
+    from apps.exclusions.models import Rule
+
+    return str(dict(Rule.choices).get(rule, rule)) if rule else ""

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from django.db.models import Exists, OuterRef, Q
 
 from apps.analysis.models import StudyResult
 from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, Thresholds
 from apps.core.errors import NotFound
-from apps.exclusions.selectors import ExclusionSet
+from apps.exclusions.selectors import ExclusionSet, exclusion_set_for_study
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
 from apps.raters.models import BackgroundGroup, Rater
 from apps.studies import languages
@@ -184,3 +186,21 @@ def study_result_get(*, study: Study) -> StudyResult:
         raise NotFound(
             f"study {study.slug!r} has no computed results yet; run aggregation first"
         ) from None
+
+
+@dataclass(frozen=True)
+class InputHashes:
+    """What a result was computed from, as two sha256 digests: `input` over the items and
+    judgments exactly as the statistics read them (exclusions applied), `exclusions` over the
+    set left out (by the study's own ids, so another database with the same choices agrees)."""
+
+    input: str
+    exclusions: str
+
+
+def study_input_hashes(*, study: Study) -> InputHashes:
+    """The hashes of the study's data as they are now, computed the way aggregation computes
+    the ones it stores: equal to the stored ones exactly when the results are of this data."""
+    excluded = exclusion_set_for_study(study=study)
+    inputs = study_inputs_load(study=study, exclusions=excluded)
+    return InputHashes(input=inputs.digest(), exclusions=excluded.digest)

@@ -20,6 +20,7 @@ from apps.analysis.models import AggregationState, StudyResult
 from apps.analysis.selectors import study_inputs_load
 from apps.analysis.stats.report import compute_study_document
 from apps.core.errors import DomainError
+from apps.core.versions import software_versions
 from apps.exclusions.selectors import exclusion_set_for_study
 from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
 from apps.studies.models import Study
@@ -169,6 +170,8 @@ def study_aggregate(
         raise
     duration = time.perf_counter() - started
     payload["study"] = study.slug
+    # What computed it: the same input, seed and rounds give the same numbers on these versions.
+    payload["software"] = software_versions()
     computed_at = timezone.now()
     with transaction.atomic():
         result, _ = StudyResult.objects.update_or_create(

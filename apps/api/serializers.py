@@ -13,7 +13,7 @@ from rest_framework.reverse import reverse
 
 from apps.exclusions.models import Exclusion, JudgmentKind
 from apps.imports.models import ImportKind
-from apps.reports.models import ExportFormat, ExportJob
+from apps.reports.models import ExportFormat, ExportJob, ExportLanguage
 from apps.studies.models import Item, Rubric, Study
 
 # Fields named like a Field or Serializer attribute (source, label, context, errors) carry a
@@ -502,11 +502,18 @@ class RecomputeOut(serializers.Serializer):
 
 class ExportCreateIn(StrictSerializer):
     format = serializers.ChoiceField(choices=ExportFormat.choices)
+    language = serializers.ChoiceField(
+        choices=ExportLanguage.choices,
+        required=False,
+        help_text="Language of the report and of the tables' labels and warning texts; by "
+        "default the request's language (Accept-Language).",
+    )
 
 
 class ExportJobOut(serializers.Serializer):
     id = serializers.IntegerField(source="pk")
     format = serializers.ChoiceField(choices=ExportFormat.choices)
+    language = serializers.ChoiceField(choices=ExportLanguage.choices)
     status = serializers.ChoiceField(choices=ExportJob.Status.choices)
     progress = serializers.IntegerField(min_value=0, max_value=100, help_text="Percent done.")
     size = serializers.IntegerField(allow_null=True, help_text="Bytes, once done.")

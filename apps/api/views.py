@@ -585,7 +585,10 @@ class StudyExportsApi(ResearcherApi):
         data = s.ExportCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
         job = reports.export_job_create(
-            study=study, user=request.user, fmt=data.validated_data["format"]
+            study=study,
+            user=request.user,
+            fmt=data.validated_data["format"],
+            language=data.validated_data.get("language"),
         )
         location = reverse("api:export", args=[study.slug, job.pk], request=request)
         return Response(

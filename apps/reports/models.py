@@ -23,6 +23,13 @@ class ExportFormat(models.TextChoices):
     REPORT_PDF = "report-pdf", _("Printable report (PDF)")
 
 
+class ExportLanguage(models.TextChoices):
+    """The languages a report and its tables' labels are written in (settings.LANGUAGES)."""
+
+    EN = "en", _("English")
+    ZH_HANS = "zh-hans", _("Simplified Chinese")
+
+
 class ExportJob(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued", _("Queued")
@@ -39,6 +46,11 @@ class ExportJob(models.Model):
         related_name="export_jobs",
     )
     format = models.CharField(max_length=16, choices=ExportFormat.choices)
+    # The report's language, and that of the labels and warning texts of the tables; the
+    # requester's interface language unless they chose another.
+    language = models.CharField(
+        max_length=16, choices=ExportLanguage.choices, default=ExportLanguage.EN
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     # Percent done, only ever raised by the worker's UPDATE; the page polls it.
     progress = models.PositiveSmallIntegerField(default=0)
@@ -66,6 +78,10 @@ class ExportJob(models.Model):
             models.CheckConstraint(
                 condition=Q(format__in=[choice.value for choice in ExportFormat]),
                 name="export_format_known",
+            ),
+            models.CheckConstraint(
+                condition=Q(language__in=[choice.value for choice in ExportLanguage]),
+                name="export_language_known",
             ),
             models.CheckConstraint(
                 condition=~Q(status="done") | ~Q(file_path=""),

@@ -7,6 +7,7 @@ download view, a researcher's script) never sees half a file, and a failed expor
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -19,16 +20,20 @@ from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
-from django.db.models import F, Q
-from django.utils import timezone
+from django.db.models import Count, F, Q
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
+from apps.analysis import labels
 from apps.analysis.exports import result_document
-from apps.analysis.selectors import study_result_get
+from apps.analysis.selectors import study_input_hashes, study_result_get
+from apps.content.selectors import content_evaluation_get
 from apps.core.errors import Conflict, DomainError, NotFound
+from apps.core.versions import software_versions
+from apps.exclusions.evidence import rater_quality
 from apps.raters.models import BackgroundGroup
-from apps.reports import writers
-from apps.reports.models import ExportFormat, ExportJob
+from apps.reports import sections, writers
+from apps.reports.models import ExportFormat, ExportJob, ExportLanguage
 from apps.reports.selectors import RAW_COLUMNS, raw_judgment_count, raw_judgment_rows
 from apps.reports.tables import (
     SELECTABLE_TABLES,
@@ -36,6 +41,13 @@ from apps.reports.tables import (
     provenance_table,
     result_table,
     result_tables,
+)
+from apps.screening.models import ScreeningOutcome
+from apps.screening.selectors import (
+    calibrations_current,
+    judge_comparisons,
+    screening_run_latest,
+    screening_tiers_of,
 )
 from apps.studies.models import Item, Study
 from apps.studies.selectors import study_questions
@@ -64,6 +76,20 @@ def export_format_parse(value: str) -> ExportFormat:
         choices = ", ".join(choice.value for choice in ExportFormat)
         raise DomainError(
             f"unknown export format {value!r}; choose one of: {choices}", field="format"
+        ) from None
+
+
+def export_language_parse(value: str | None) -> ExportLanguage:
+    """A report language by its code; None or "" is the reader's interface language."""
+    if not value:
+        current = (translation.get_language() or "en").lower()
+        return ExportLanguage.ZH_HANS if current.startswith("zh") else ExportLanguage.EN
+    try:
+        return ExportLanguage(value.lower())
+    except ValueError:
+        choices = ", ".join(choice.value for choice in ExportLanguage)
+        raise DomainError(
+            f"unknown report language {value!r}; choose one of: {choices}", field="language"
         ) from None
 
 
@@ -103,21 +129,116 @@ def study_table_csv(*, study: Study, name: str) -> str:
     return writers.table_csv(result_table(document, name, _question_order(study)))
 
 
+def _anchors(anchors: Any) -> tuple[tuple[int, str], ...]:
+    """A question's anchors ({"en": {"1": "..."}, "zh": {...}}) in the reader's language."""
+    if not isinstance(anchors, dict):
+        return ()
+    chosen = anchors.get(labels.language_key()) or anchors.get("en") or {}
+    if not isinstance(chosen, dict):
+        return ()
+    points = []
+    for point, text in chosen.items():
+        with contextlib.suppress(TypeError, ValueError):
+            points.append((int(point), str(text)))
+    return tuple(sorted(points))
+
+
+def _rater_counts(study: Study) -> sections.RaterCounts:
+    quality = rater_quality(study=study)
+    return sections.RaterCounts(
+        raters=len(quality),
+        attention_failures=sum(1 for q in quality if q.attention_failed),
+        speeders=sum(1 for q in quality if q.speeder),
+        straight_liners=sum(1 for q in quality if q.straight_liner),
+        speeder_seconds=float(study.exclusion_speeder_seconds),
+        straight_line_run=study.exclusion_straight_line_tasks,
+    )
+
+
+def _content_evaluation(study: Study) -> dict[str, Any] | None:
+    evaluation = content_evaluation_get(study=study)
+    if evaluation is None:
+        return None
+    return {
+        "payload": evaluation.payload,
+        "seed": evaluation.seed,
+        "rounds": evaluation.rounds,
+        "input_hash": evaluation.input_hash,
+        "computed_at": evaluation.computed_at.isoformat(timespec="seconds"),
+    }
+
+
+def _screening(study: Study) -> dict[str, Any] | None:
+    """The screening records the study's pages show, as plain values (None without any)."""
+    run = screening_run_latest(study=study)
+    stages: list[dict[str, Any]] = []
+    if run is not None:
+        counts = {
+            (stage, kept): n
+            for stage, kept, n in ScreeningOutcome.objects.filter(run=run)
+            .values_list("stage", "kept")
+            .annotate(n=Count("pk"))
+            .values_list("stage", "kept", "n")
+        }
+        for stage, label in ScreeningOutcome.Stage.choices:
+            kept, dropped = counts.get((stage, True), 0), counts.get((stage, False), 0)
+            if kept or dropped:
+                stages.append({"stage": stage, "label": label, "kept": kept, "dropped": dropped})
+    tiers = screening_tiers_of(study=study)
+    found = {
+        "run": None
+        if run is None
+        else {
+            "pk": run.pk,
+            "status": run.get_status_display(),
+            "top_k": run.top_k,
+            "judge_model": run.judge_model,
+            "created_at": run.created_at.isoformat(timespec="minutes"),
+        },
+        "stages": stages,
+        "calibrations": [
+            {
+                "scope": row.scope,
+                "is_default": row.is_default,
+                "applied": row.applied,
+                "n_items": row.n_items,
+                "cv_spearman": row.cv_spearman,
+                "r2": row.r2,
+                "a": row.a,
+                "b": row.b,
+                "c": row.c,
+                "intercept": row.intercept,
+            }
+            for row in calibrations_current(study=study)
+        ],
+        "comparisons": judge_comparisons(study=study),
+        "tiers": (tiers.payload or {}).get("tiers") if tiers is not None else [],
+        "held": Item.objects.filter(study=study, stage=Item.Stage.HELD).count(),
+    }
+    if run is None and not (found["calibrations"] or found["comparisons"] or found["tiers"]):
+        return None
+    return found
+
+
 def _report_study(study: Study, document: dict[str, Any]) -> writers.ReportStudy:
-    language = "en"
     questions = [
         writers.ReportQuestion(
             name=q.name,
             kind=q.kind,
             min_value=q.min_value,
             max_value=q.max_value,
-            prompt=(q.prompt or {}).get(language) or next(iter((q.prompt or {}).values()), ""),
+            prompt=labels.localized(q.prompt, ""),
             answered_after=tuple(other.name for other in q.answered_after.all()),
+            anchors=_anchors(q.anchors),
+            choices=tuple(
+                labels.localized(choice, str(i)) for i, choice in enumerate(q.choices or [])
+            ),
+            required=q.required,
         )
         for q in study_questions(study=study)
     ]
     groups = [
-        (group.code, (group.label or {}).get(language) or group.code)
+        (group.code, labels.localized(group.label, group.code))
         for group in BackgroundGroup.objects.filter(study=study).order_by("position", "code")
     ]
     shown = {row["item"] for row in document.get("bradley_terry") or []}
@@ -139,10 +260,31 @@ def _report_study(study: Study, document: dict[str, Any]) -> writers.ReportStudy
         exclude_items_not_evidence=study.exclude_items_not_evidence,
         item_texts=texts,
         rubric_kind=study.rubric.kind,
+        reproducibility=_reproducibility(study),
+        rater_counts=_rater_counts(study),
+        content_evaluation=_content_evaluation(study),
+        screening=_screening(study),
     )
 
 
-def study_report_html(*, study: Study, document: dict[str, Any] | None = None) -> str:
+def _reproducibility(study: Study) -> sections.Reproducibility:
+    """The study's data hashed now, the way aggregation hashed them: the report says whether
+    its numbers are of the data as they are."""
+    hashes = study_input_hashes(study=study)
+    return sections.Reproducibility(
+        input_hash_now=hashes.input,
+        exclusion_hash_now=hashes.exclusions,
+        software_now=software_versions(),
+    )
+
+
+def study_report_html(
+    *, study: Study, document: dict[str, Any] | None = None, language: str | None = None
+) -> str:
+    """The printable report, in `language` (a code of ExportLanguage) or the active one."""
+    if language is not None:
+        with translation.override(export_language_parse(language)):
+            return study_report_html(study=study, document=document)
     document = document if document is not None else study_result_document(study=study)
     context = writers.report_context(
         document, study=_report_study(study, document), generated_at=timezone.now()
@@ -220,17 +362,27 @@ def _enqueue(job_id: int) -> None:
 
 @transaction.atomic
 def export_job_create(
-    *, study: Study, user: AbstractBaseUser | AnonymousUser | None, fmt: str
+    *,
+    study: Study,
+    user: AbstractBaseUser | AnonymousUser | None,
+    fmt: str,
+    language: str | None = None,
 ) -> ExportJob:
-    """Queue an export; it starts after this transaction commits. Refused requests store nothing."""
+    """Queue an export; it starts after this transaction commits. Refused requests store nothing.
+
+    `language` (en, zh-hans) is the report's and the tables' labels'; by default the
+    requester's interface language."""
     export_format = export_format_parse(fmt)
+    export_language = export_language_parse(language)
     if export_format != ExportFormat.RAW:
         try:
             study_result_get(study=study)
         except NotFound as exc:
             raise Conflict(exc.message, field="format") from None
     requested_by = user.pk if user is not None and user.is_authenticated else None
-    job = ExportJob.objects.create(study=study, requested_by_id=requested_by, format=export_format)
+    job = ExportJob.objects.create(
+        study=study, requested_by_id=requested_by, format=export_format, language=export_language
+    )
     transaction.on_commit(lambda: _enqueue(job.pk))
     return job
 
@@ -351,7 +503,7 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
     )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with _Lease(job_id, started_at):
+        with _Lease(job_id, started_at), translation.override(job.language):
             size = export_write(
                 study=job.study,
                 fmt=job.format,

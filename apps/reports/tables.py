@@ -382,9 +382,15 @@ def provenance_table(document: dict[str, Any], *, study: str = "") -> Table:
         ["confidence_level", document.get("level")],
         ["bootstrap_cluster", document.get("cluster")],
         ["input_hash", document.get("input_hash")],
+        ["exclusion_hash", document.get("exclusion_hash")],
         ["computed_at", document.get("computed_at")],
     ]
     rows += [[f"count_{key}", value] for key, value in (document.get("counts") or {}).items()]
+    # The versions the results were computed with (results of older runs have none).
+    rows += [
+        [f"software_{key}", value]
+        for key, value in sorted((document.get("software") or {}).items())
+    ]
     return Table(PROVENANCE, ["key", "value"], rows)
 
 

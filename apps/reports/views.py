@@ -18,7 +18,7 @@ from apps.analysis.models import StudyResult
 from apps.core.errors import DomainError
 from apps.dashboard.access import study_view
 from apps.reports import services
-from apps.reports.models import ExportFormat, ExportJob
+from apps.reports.models import ExportFormat, ExportJob, ExportLanguage
 from apps.reports.selectors import export_job_get, export_job_list
 from apps.reports.tables import SELECTABLE_TABLES
 from apps.studies.models import Study
@@ -35,6 +35,20 @@ class ExportForm(forms.Form):
             "required": gettext_lazy("Choose a format."),
         },
     )
+    language = forms.ChoiceField(
+        label=gettext_lazy("Language of the report"),
+        choices=ExportLanguage.choices,
+        required=False,
+        help_text=gettext_lazy(
+            "The printable report, and the labels and warning texts of the tables, are written "
+            "in this language."
+        ),
+        error_messages={
+            "invalid_choice": gettext_lazy(
+                "Unknown report language %(value)s: choose one from the list."
+            ),
+        },
+    )
 
 
 def _job_json(job: ExportJob, slug: str) -> dict[str, object]:
@@ -42,6 +56,7 @@ def _job_json(job: ExportJob, slug: str) -> dict[str, object]:
     return {
         "id": job.pk,
         "format": job.format,
+        "language": job.language,
         "status": job.status,
         "status_label": job.get_status_display(),
         "progress": job.progress,
@@ -58,7 +73,7 @@ def _page(
 ) -> HttpResponse:
     context = {
         "study": study,
-        "form": form or ExportForm(),
+        "form": form or ExportForm(initial={"language": services.export_language_parse(None)}),
         "jobs": export_job_list(study=study),
         "tables": SELECTABLE_TABLES,
         "result": StudyResult.objects.filter(study=study).only("computed_at").first(),
@@ -76,7 +91,10 @@ def exports(request: HttpRequest, study: Study) -> HttpResponse:
         return _page(request, study, form=form, status=400)
     try:
         job = services.export_job_create(
-            study=study, user=request.user, fmt=form.cleaned_data["format"]
+            study=study,
+            user=request.user,
+            fmt=form.cleaned_data["format"],
+            language=form.cleaned_data["language"] or None,
         )
     except DomainError as exc:
         form.add_error("format", exc.message)
@@ -134,7 +152,9 @@ def direct_download(request: HttpRequest, study: Study, fmt: str) -> HttpRespons
         return response
     # Shown in the browser, to read or print to PDF. Its CSS is inside the page (so the saved
     # file stands alone); it has no script at all, so its own policy forbids every script.
-    response = HttpResponse(services.study_report_html(study=study))
+    response = HttpResponse(
+        services.study_report_html(study=study, language=request.GET.get("language") or None)
+    )
     response["Content-Security-Policy"] = (
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"
     )

@@ -27,6 +27,8 @@ from apps.analysis.stats.inputs import Thresholds
 from apps.analysis.stats.report import RATER_DIMENSIONS
 from apps.core.spreadsheet import SafeCsvWriter
 from apps.dashboard import charts
+from apps.dashboard.figures import group_order
+from apps.reports import sections
 from apps.reports.tables import (
     PROVENANCE,
     Table,
@@ -147,6 +149,20 @@ class ReportQuestion:
     prompt: str = ""
     # Questions that must be answered before this one (the rubric's order constraints).
     answered_after: tuple[str, ...] = ()
+    # The scale's anchors in the reader's language: ((point, text), ...), lowest point first.
+    anchors: tuple[tuple[int, str], ...] = ()
+    # A choice question's options in the reader's language, by stored index.
+    choices: tuple[str, ...] = ()
+    required: bool = True
+
+    @property
+    def label(self) -> str:
+        """The question's name in the reader's language (a custom question's own name)."""
+        return labels.question_label(self.name)
+
+    @property
+    def after_labels(self) -> str:
+        return ", ".join(labels.question_label(name) for name in self.answered_after)
 
     @property
     def is_binary(self) -> bool:
@@ -170,6 +186,14 @@ class ReportStudy:
     item_texts: dict[str, str] = field(default_factory=dict)
     # The rubric's kind ("humor" or "content"): the report speaks of jokes only on the humor one.
     rubric_kind: str = "humor"
+    # The data's hashes now and the software generating the report (the service fills them).
+    reproducibility: sections.Reproducibility = field(default_factory=sections.Reproducibility)
+    # The quality page's rater counts; None when not gathered.
+    rater_counts: sections.RaterCounts | None = None
+    # The stored content evaluation ({"payload", "seed", "rounds", "computed_at", "input_hash"})
+    # and the screening records, where the study has them.
+    content_evaluation: dict[str, Any] | None = None
+    screening: dict[str, Any] | None = None
 
 
 DASH = "—"
@@ -245,6 +269,8 @@ def _summary(
     size = "n_raters" if dimension in RATER_DIMENSIONS else "n_items"
     headings = {
         "humor_type": _("humor type") if humor else _("type"),
+        "level_humor_type": _("level × humor type") if humor else _("level × type"),
+        "content_type": _("content type"),
         "source": _("source"),
         "level": _("level"),
         "background": _("background"),
@@ -266,7 +292,12 @@ def _summary(
     # rater has the share only (the any-rater rule counts items).
     asked = any(q.name == "offensive" and q.is_binary for q in questions)
     offense = turing and asked and any("offense" in entry for entry in groups.values())
-    shown = [q for q in questions if not (asked and q.is_binary and q.name == "offensive")]
+    # Choice questions store an option's index, whose mean means nothing (as on the pages).
+    shown = [
+        q
+        for q in questions
+        if q.kind != "choice" and not (asked and q.is_binary and q.name == "offensive")
+    ]
     columns += [
         (_("%(question)s (rate)") if q.is_binary else _("%(question)s (mean)"))
         % {"question": labels.question_label(q.name)}
@@ -279,7 +310,7 @@ def _summary(
     if turing:
         columns.append(_("Turing accuracy"))
     rows = []
-    for group in sorted(groups):
+    for group in group_order(groups, dimension):
         entry = groups[group]
         row = [labels.group_label(group, dimension, humor=humor), fmt(entry.get(size))]
         for q in shown:
@@ -293,7 +324,7 @@ def _summary(
         if turing:
             row.append(fmt_percent(entry.get("turing_accuracy")))
         rows.append(row)
-    return {"title": title, "columns": columns, "rows": rows}
+    return {"title": title, "dimension": dimension, "columns": columns, "rows": rows}
 
 
 def _has_types(document: dict[str, Any]) -> bool:
@@ -310,7 +341,8 @@ def _leaderboards(
     # Levels are ranked separately (never mixed); the pooled ranking only when there is no split.
     humor = study.rubric_kind == "humor"
     scopes = [
-        (labels.level_label(level, humor=humor), by_level[level]) for level in sorted(by_level)
+        (labels.level_label(level, humor=humor), by_level[level])
+        for level in sorted(by_level, key=_level_key)
     ] or [(_("all levels"), document.get("bradley_terry") or [])]
     boards = []
     for scope, rows in scopes:
@@ -369,7 +401,9 @@ def _agreement(document: dict[str, Any], questions: list[ReportQuestion]) -> lis
         )
         rows.append(
             {
+                "name": name,
                 "question": labels.question_label(name),
+                "measure_label": labels.measure_label(measure),
                 "n_ratings": fmt(entry.get("n_ratings")),
                 "fleiss": fmt_interval(entry.get("fleiss_kappa")),
                 "cohen": _cohen(entry),
@@ -420,7 +454,10 @@ def _turing(document: dict[str, Any]) -> list[dict[str, Any]]:
     if turing.get("overall"):
         entries.append((_("All items"), turing["overall"]))
     by_source = turing.get("by_source") or {}
-    entries += [(labels.source_label(source), by_source[source]) for source in sorted(by_source)]
+    entries += [
+        (labels.source_label(source), by_source[source])
+        for source in sorted(by_source, key=lambda name: (name == "human", name))
+    ]
     return [
         {
             "source": source,
@@ -428,7 +465,7 @@ def _turing(document: dict[str, Any]) -> list[dict[str, Any]]:
             "accuracy": fmt_percent(entry.get("accuracy")),
             "judged_human": fmt_percent(entry.get("judged_human")),
             "d_prime": fmt(entry.get("d_prime")),
-            "verdict": entry.get("verdict") or DASH,
+            "verdict": sections.verdict_label(entry.get("verdict")),
         }
         for source, entry in entries
     ]
@@ -441,13 +478,18 @@ def _rank_range(rank: Any) -> str:
     return str(low) if low == high else f"{low}\u2013{high}"
 
 
-def _measure_label(measure: str) -> str:
-    """A compared measure as the models page names it."""
+def _level_key(name: str) -> tuple[int, str]:
+    """Levels in the method's order (single, multi-turn, scenario), any other after by name."""
+    order = ("single", "multi_turn", "scenario")
+    return (order.index(name) if name in order else len(order), name)
+
+
+def _measure_label(measure: Any) -> str:
     if measure == "bt":
         return _("Bradley-Terry")
     if measure == "judged_human":
         return _("Judged human")
-    return labels.question_label(measure)
+    return labels.question_label(str(measure))
 
 
 def _models(
@@ -461,11 +503,29 @@ def _models(
     models = document.get("models") or {}
     scale = [q.name for q in questions if not q.is_binary]
     views: list[tuple[str, dict[str, Any]]] = [(_("All items"), models)]
-    for level in sorted(models.get("by_level") or {}):
+    for level in sorted(models.get("by_level") or {}, key=_level_key):
         views.append(
             (
                 _("Level: %(level)s") % {"level": labels.level_label(level, humor=humor)},
                 (models.get("by_level") or {})[level],
+            )
+        )
+    # The page's other views: one humor type, one item language at a time.
+    for kind in sorted(models.get("by_humor_type") or {}):
+        views.append(
+            (
+                _("Humor type: %(type)s") % {"type": labels.humor_type_label(kind)}
+                if humor
+                else _("Type: %(type)s") % {"type": labels.humor_type_label(kind)},
+                (models.get("by_humor_type") or {})[kind],
+            )
+        )
+    for language in sorted(models.get("by_language") or {}):
+        views.append(
+            (
+                _("Item language: %(language)s")
+                % {"language": labels.group_label(language, "language")},
+                (models.get("by_language") or {})[language],
             )
         )
     out = []
@@ -481,6 +541,7 @@ def _models(
             bt = entry.get("bt") or {}
             rows.append(
                 {
+                    "name": name,
                     "source": labels.source_label(name),
                     "n_items": fmt(entry.get("n_items")),
                     "n_raters": fmt(entry.get("n_raters")),
@@ -508,7 +569,7 @@ def _models(
             {
                 "a": labels.source_label(str(row.get("a"))),
                 "b": labels.source_label(str(row.get("b"))),
-                "measure": _measure_label(str(row.get("question"))),
+                "measure": _measure_label(row.get("question")),
                 "value": fmt_percent(row)
                 if row.get("question") == "judged_human"
                 else fmt_interval(row),
@@ -524,6 +585,7 @@ def _models(
             {
                 "title": title,
                 "questions": scale,
+                "question_labels": [labels.question_label(q) for q in scale],
                 "rows": rows,
                 "differences": differences,
                 "rank_basis": view.get("rank_basis") or DASH,
@@ -656,10 +718,24 @@ def report_context(
         ),
         "summaries": [
             *(
-                [_summary(document, "humor_type", _("By humor type"), questions)]
+                [
+                    _summary(document, "humor_type", _("By humor type"), questions),
+                    _summary(document, "level_humor_type", _("By level × humor type"), questions),
+                ]
                 if humor
-                else [_summary(document, "humor_type", _("By type"), questions, humor=False)]
+                else [
+                    _summary(document, "humor_type", _("By type"), questions, humor=False),
+                    _summary(
+                        document, "level_humor_type", _("By level × type"), questions, humor=False
+                    ),
+                ]
                 if _has_types(document)
+                else []
+            ),
+            # Only items that carry a content type (the content rubric's articles) have this.
+            *(
+                [_summary(document, "content_type", _("By content type"), questions, humor=humor)]
+                if (document.get("groups") or {}).get("content_type")
                 else []
             ),
             _summary(document, "source", _("By source (model or human)"), questions, humor=humor),
@@ -671,11 +747,7 @@ def report_context(
                 [
                     _summary(document, "language", _("By item language"), questions, humor=humor),
                     _summary(
-                        document,
-                        "rater_language",
-                        _("By rater language"),
-                        questions,
-                        humor=humor,
+                        document, "rater_language", _("By rater language"), questions, humor=humor
                     ),
                 ]
                 if len((document.get("groups") or {}).get("language") or {}) > 1
@@ -692,6 +764,22 @@ def report_context(
         ),
         "exclusions": _exclusions(document, primary),
         "provenance": [(key, fmt(value, 4)) for key, value in provenance.rows],
+        "figures": sections.report_figures(
+            document, rubric=[(q.name, q.kind) for q in questions], humor=humor
+        ),
+        "reproducibility": sections.reproducibility(
+            document,
+            now=study.reproducibility,
+            computed_at=computed_at,
+            generated_at=generated_at.isoformat(timespec="seconds"),
+        ),
+        "turing_levels": sections.turing_levels(document, humor=humor),
+        "sample": sections.sample(document, humor=humor),
+        "safety": sections.safety(document, humor=humor),
+        "coverage": sections.coverage(document),
+        "rater_counts": study.rater_counts,
+        "content": sections.content_evaluation(study.content_evaluation),
+        "screening": sections.screening(study.screening),
         "seeds": [
             (
                 _("Turing (overall)"),

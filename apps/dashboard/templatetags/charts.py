@@ -130,3 +130,13 @@ def verdict_label(verdict: str | None) -> str:
         "inconclusive": _("inconclusive"),
     }
     return labels.get(verdict or "", verdict or "—")
+
+
+@register.filter
+def exclusion_target_label(target: str) -> str:
+    return labels.exclusion_target_label(str(target or ""))
+
+
+@register.filter
+def exclusion_rule_label(rule: str) -> str:
+    return labels.exclusion_rule_label(str(rule or ""))
