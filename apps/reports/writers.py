@@ -503,15 +503,21 @@ def _models(
     models = document.get("models") or {}
     scale = [q.name for q in questions if not q.is_binary]
     views: list[tuple[str, dict[str, Any]]] = [(_("All items"), models)]
-    for level in sorted(models.get("by_level") or {}, key=_level_key):
+    # A split with a single group repeats the overall view: it is left out.
+    by_level = models.get("by_level") or {}
+    for level in sorted(by_level if len(by_level) > 1 else {}, key=_level_key):
         views.append(
             (
                 _("Level: %(level)s") % {"level": labels.level_label(level, humor=humor)},
                 (models.get("by_level") or {})[level],
             )
         )
+    # Every pairwise difference is printed overall and per level (the method's levels are
+    # separate tests); the finer views list their sources, their differences are in the exports.
+    detailed = len(views)
     # The page's other views: one humor type, one item language at a time.
-    for kind in sorted(models.get("by_humor_type") or {}):
+    by_type = models.get("by_humor_type") or {}
+    for kind in sorted(by_type if len(by_type) > 1 else {}):
         views.append(
             (
                 _("Humor type: %(type)s") % {"type": labels.humor_type_label(kind)}
@@ -520,7 +526,8 @@ def _models(
                 (models.get("by_humor_type") or {})[kind],
             )
         )
-    for language in sorted(models.get("by_language") or {}):
+    by_language = models.get("by_language") or {}
+    for language in sorted(by_language if len(by_language) > 1 else {}):
         views.append(
             (
                 _("Item language: %(language)s")
@@ -529,7 +536,7 @@ def _models(
             )
         )
     out = []
-    for title, view in views:
+    for index, (title, view) in enumerate(views):
         by_model = view.get("by_model") or {}
         if not by_model:
             continue
@@ -584,6 +591,7 @@ def _models(
         out.append(
             {
                 "title": title,
+                "detail": index < detailed,
                 "questions": scale,
                 "question_labels": [labels.question_label(q) for q in scale],
                 "rows": rows,

@@ -175,6 +175,8 @@ def test_the_chinese_report_of_each_demo_study_has_no_english_interface_string(d
     study = getattr(demo_site, which)
     html = services.study_report_html(study=study, language="zh-hans")
     assert '<html lang="zh-hans">' in html
+    # Markup inside a translation is kept as markup, never shown as text.
+    assert "&lt;code&gt;" not in html
     found = untranslated({"report": html})
     assert not found, "English in the Chinese report:\n  " + "\n  ".join(found.get("report", []))
 
