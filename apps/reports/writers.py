@@ -503,9 +503,9 @@ def _models(
     models = document.get("models") or {}
     scale = [q.name for q in questions if not q.is_binary]
     views: list[tuple[str, dict[str, Any]]] = [(_("All items"), models)]
-    # A split with a single group repeats the overall view: it is left out.
-    by_level = models.get("by_level") or {}
-    for level in sorted(by_level if len(by_level) > 1 else {}, key=_level_key):
+    # The levels are the method's separate tests: each has its view, even a study's only one.
+    # A finer split with a single group would repeat the overall view: it is left out.
+    for level in sorted(models.get("by_level") or {}, key=_level_key):
         views.append(
             (
                 _("Level: %(level)s") % {"level": labels.level_label(level, humor=humor)},

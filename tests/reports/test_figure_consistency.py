@@ -1161,7 +1161,7 @@ def _count_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
         "page": Cell("summary", "Results summary", "", label, "value", ("value",))
         if label
         else Omit(shown),
-        "report": Cell("report", ctx.study.name, "", label, "value", ("value",))
+        "report": Cell("report", "Sample", "", label, "value", ("value",))
         if label
         else Omit(shown),
         "export": Data("export", "provenance", {"key": f"count_{key}"}, ("value",), ("value",)),
@@ -1265,7 +1265,7 @@ def _diagnostics_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     }[family]
     return {
         "page": Element("quality", css, parts, pct, digits),
-        "report": Cell("report", "Diagnostics", "", label, "value", parts, pct, digits),
+        "report": Cell("report", "Data quality", "", label, "value", parts, pct, digits),
         "export": Data(
             "export",
             "diagnostics",
