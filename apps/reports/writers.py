@@ -704,6 +704,12 @@ def report_context(
     )
     level = document.get("level")
     thresholds = Thresholds()
+    evidence = document.get("evidence_only") or {}
+    summary_document = (
+        {**document, **evidence["results"]}
+        if study.exclude_items_not_evidence and evidence.get("results")
+        else document
+    )
     provenance = provenance_table(document, study=study.slug)
     computed_at = document.get("computed_at") or ""
     with contextlib.suppress(ValueError):
@@ -724,44 +730,73 @@ def report_context(
         "unknown_background_raters": (document.get("counts") or {}).get(
             "raters_unknown_background", 0
         ),
+        # The summary tables follow the study's setting, as the summary page does: without the
+        # items that are not evidence about their model when the study leaves them out.
         "summaries": [
             *(
                 [
-                    _summary(document, "humor_type", _("By humor type"), questions),
-                    _summary(document, "level_humor_type", _("By level × humor type"), questions),
+                    _summary(summary_document, "humor_type", _("By humor type"), questions),
+                    _summary(
+                        summary_document, "level_humor_type", _("By level × humor type"), questions
+                    ),
                 ]
                 if humor
                 else [
-                    _summary(document, "humor_type", _("By type"), questions, humor=False),
+                    _summary(summary_document, "humor_type", _("By type"), questions, humor=False),
                     _summary(
-                        document, "level_humor_type", _("By level × type"), questions, humor=False
+                        summary_document,
+                        "level_humor_type",
+                        _("By level × type"),
+                        questions,
+                        humor=False,
                     ),
                 ]
-                if _has_types(document)
+                if _has_types(summary_document)
                 else []
             ),
             # Only items that carry a content type (the content rubric's articles) have this.
             *(
-                [_summary(document, "content_type", _("By content type"), questions, humor=humor)]
-                if (document.get("groups") or {}).get("content_type")
+                [
+                    _summary(
+                        summary_document,
+                        "content_type",
+                        _("By content type"),
+                        questions,
+                        humor=humor,
+                    )
+                ]
+                if (summary_document.get("groups") or {}).get("content_type")
                 else []
             ),
-            _summary(document, "source", _("By source (model or human)"), questions, humor=humor),
-            _summary(document, "level", _("By test level"), questions, humor=humor),
-            _summary(document, "background", _("By rater background"), questions, humor=humor),
+            _summary(
+                summary_document, "source", _("By source (model or human)"), questions, humor=humor
+            ),
+            _summary(summary_document, "level", _("By test level"), questions, humor=humor),
+            _summary(
+                summary_document, "background", _("By rater background"), questions, humor=humor
+            ),
             # A study in several languages: the same split by the item's language and by the
             # languages its raters read.
             *(
                 [
-                    _summary(document, "language", _("By item language"), questions, humor=humor),
                     _summary(
-                        document, "rater_language", _("By rater language"), questions, humor=humor
+                        summary_document, "language", _("By item language"), questions, humor=humor
+                    ),
+                    _summary(
+                        summary_document,
+                        "rater_language",
+                        _("By rater language"),
+                        questions,
+                        humor=humor,
                     ),
                 ]
-                if len((document.get("groups") or {}).get("language") or {}) > 1
+                if len((summary_document.get("groups") or {}).get("language") or {}) > 1
                 else []
             ),
         ],
+        "summary_left_out": len(evidence.get("left_out") or [])
+        if summary_document is not document
+        else 0,
         "leaderboards": _leaderboards(document, study, primary),
         "agreement": _agreement(document, questions),
         "turing": _turing(document),
