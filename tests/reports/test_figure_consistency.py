@@ -187,6 +187,10 @@ def _report_summary_title(ctx: Ctx, dimension: str) -> tuple[str, str] | None:
         "humor_type": ("By humor type" if ctx.humor else "By type")
         if ctx.humor or ctx.has_types
         else None,
+        "level_humor_type": ("By level × humor type" if ctx.humor else "By level × type")
+        if ctx.humor or ctx.has_types
+        else None,
+        "content_type": "By content type" if ctx.groups.get("content_type") else None,
         "source": "By source (model or human)",
         "level": "By test level",
         "background": "By rater background",
@@ -198,6 +202,8 @@ def _report_summary_title(ctx: Ctx, dimension: str) -> tuple[str, str] | None:
         return None
     first = {
         "humor_type": "humor type" if ctx.humor else "type",
+        "level_humor_type": "level × humor type" if ctx.humor else "level × type",
+        "content_type": "content type",
         "language": "item language",
         "rater_language": "rater language",
     }.get(dimension, dimension)
@@ -595,7 +601,18 @@ def _group_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
             if shown
             else Omit("the safety page lists sources and levels with intercepted items")
         )
-        out["report"] = Omit("the report counts intercepted items among the item flags")
+        out["report"] = (
+            Cell(
+                "report",
+                "Safety-intercepted items",
+                "Group",
+                label,
+                "Intercepted items",
+                ("value",),
+            )
+            if shown
+            else Omit("the report lists sources and levels with intercepted items")
+        )
     else:
         shown_offense = family == "group.turing" or ctx.offense
         out["page"] = (
@@ -615,16 +632,27 @@ def _group_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     return out
 
 
+def _report_model_view(ctx: Ctx, p: dict[str, Any], *, differences: bool = False) -> str | None:
+    """The title of the report's table of a model-comparison view: overall and every level
+    (with their differences), then each humor type and item language when there are several."""
+    view, name = p["view"], p["view_name"]
+    models = ctx.document.get("models") or {}
+    if view == "overall":
+        return "All items"
+    if view == "by_level":
+        return _("Level: %(level)s") % {"level": ctx.level(name)}
+    if differences or len(models.get(view) or {}) < 2:
+        return None
+    if view == "by_humor_type":
+        title = _("Humor type: %(type)s") if ctx.humor else _("Type: %(type)s")
+        return title % {"type": labels.humor_type_label(name)}
+    return _("Item language: %(language)s") % {"language": labels.group_label(name, "language")}
+
+
 def _model_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     p = f.params
     page_out = f"models:{p['view_key']}"
-    report_heading = (
-        "All items"
-        if p["view"] == "overall"
-        else _("Level: %(level)s") % {"level": ctx.level(p["view_name"])}
-        if p["view"] == "by_level"
-        else None
-    )
+    report_heading = _report_model_view(ctx, p)
     row = labels.source_label(p["source"])
     measure = {
         "model.bt": "bt",
@@ -646,7 +674,9 @@ def _model_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
             out["report"] = (
                 Cell("report", report_heading, "Source", row, labels.question_label(q))
                 if report_heading
-                else Omit("the report compares models overall and per level")
+                else Omit(
+                    "the report lists a finer view of the comparison only when it has several groups"
+                )
             )
     elif f.family in ("model.n_items", "model.n_raters", "model.rank"):
         column = {
@@ -661,7 +691,9 @@ def _model_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
         out["report"] = (
             Cell("report", report_heading, "Source", row, column, shown)
             if report_heading
-            else Omit("the report compares models overall and per level")
+            else Omit(
+                "the report lists a finer view of the comparison only when it has several groups"
+            )
         )
         if f.family == "model.rank":
             data = Data(
@@ -686,7 +718,9 @@ def _model_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
         out["report"] = (
             Cell("report", report_heading, "Source", row, column[1], INTERVAL, pct, 1 if pct else 2)
             if report_heading
-            else Omit("the report compares models overall and per level")
+            else Omit(
+                "the report lists a finer view of the comparison only when it has several groups"
+            )
         )
     cols = ("value", "ci_low", "ci_high")
     out["export"] = Data("export", "models", {**where, "measure": measure}, cols)
@@ -705,13 +739,7 @@ def _difference_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     m = p["measure"]
     shown = m in (*ctx.scale, "bt", "judged_human")
     row = (labels.source_label(p["a"]), labels.source_label(p["b"]), measure_name(m))
-    report_heading = (
-        "All items"
-        if p["view"] == "overall"
-        else _("Level: %(level)s") % {"level": ctx.level(p["view_name"])}
-        if p["view"] == "by_level"
-        else None
-    )
+    report_heading = _report_model_view(ctx, p, differences=True)
     where = {
         "view": p["view"],
         "group": p["view_name"],
@@ -1119,7 +1147,11 @@ def _turing_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
             "the report gives the verdicts; the tests are on the Turing page and in the exports"
         )
     elif scope == "level":
-        report = Omit("the report's Turing table is per source")
+        report = (
+            Omit("the report's table per level gives the estimates and the verdicts")
+            if f.family == "turing.d_prime"
+            else Cell("report", "Per level", "Level", row, column[1], parts, pct, digits)
+        )
     overall: Place = Omit("the list above the table gives the overall figures")
     stat = {
         "turing.n": "Judgments",
@@ -1182,7 +1214,14 @@ def _diagnostics_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
                 "Items it has not rated",
                 ("value",),
             ),
-            "report": Omit("the report's sample section counts raters and judgments"),
+            "report": Cell(
+                "report",
+                "Coverage by background",
+                "Background group",
+                labels.background_label(group),
+                "Items it has not rated",
+                ("value",),
+            ),
             "export": Data(
                 "export",
                 "diagnostics",
