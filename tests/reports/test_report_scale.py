@@ -94,3 +94,37 @@ def test_the_chinese_report_counts_the_same_flags():
     html = _html("zh-hans")
     assert len(html.encode()) < 300_000
     assert '<tr data-flag="too_few_raters"><td>评分者过少</td><td class="num">15000</td>' in html
+
+
+def test_the_charts_of_a_15000_item_study_are_bounded_and_the_report_stays_under_1_mb():
+    document = _document()
+    levels = ("single", "multi_turn", "scenario")
+    for i, item in enumerate(document["items"]):
+        item["level"] = levels[i % 3]
+    document["bradley_terry_by_level"] = {
+        level: [
+            {
+                "item": item["item"],
+                "score": 1.0 - rank / 5000,
+                "ci_low": 0.5 - rank / 5000,
+                "ci_high": 1.5 - rank / 5000,
+                "rank": rank + 1,
+                "component": 0,
+            }
+            for rank, item in enumerate(i for i in document["items"] if i["level"] == level)
+        ]
+        for level in levels
+    }
+    study = writers.ReportStudy(name="Crowd grades", slug="crowd", questions=[], groups=[])
+    with translation.override("en"):
+        html = writers.render_report_html(
+            writers.report_context(
+                document, study=study, generated_at=datetime(2026, 12, 1, tzinfo=UTC)
+            )
+        )
+    for level in levels:
+        chart = html.split(f'data-figure="leaderboard-{level}"', 1)[1].split("</figure>", 1)[0]
+        # The top 50 and the bottom 10 of the 5,000 items, and a row saying how many are left out.
+        assert chart.count('<circle class="dot"') == 60
+        assert "4940 items not shown" in chart
+    assert len(html.encode()) < 1_000_000
