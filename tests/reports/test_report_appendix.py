@@ -191,6 +191,15 @@ def test_the_english_report_of_each_demo_study_is_complete(demo_site, which):
     if which == "content":
         assert 'id="content-evaluation"' in html
         assert 'data-dimension="content_type"' in html
+        for tier in ("L1", "L2", "L3"):
+            assert f'<tr data-tier="{tier}">' in html.split('id="content-evaluation"')[1]
+    else:
+        # The humor demo holds a screening run, the judge against the humans and the tiers.
+        screening = html.split('id="screening"', 1)[1].split("</section>", 1)[0]
+        assert "<h3>Latest run</h3>" in screening
+        assert "judge-comparison" in screening
+        for tier in ("L1", "L2", "L3"):
+            assert f'<tr data-tier="{tier}">' in screening
     assert len(html.encode()) < 1_000_000
 
 
