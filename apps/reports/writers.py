@@ -427,7 +427,7 @@ def _agreement(document: dict[str, Any], questions: list[ReportQuestion]) -> lis
                     for group in sorted(by_group)
                 ],
                 "unknown_raters": entry.get("unknown_background_raters") or 0,
-                "culture_dependent": culture,
+                "below_cross_group_line": culture,
             }
         )
     return rows

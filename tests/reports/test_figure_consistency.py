@@ -1079,8 +1079,8 @@ def _agreement_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
         }
     assert family == "agreement.culture_dependent"
     return {
-        "page": Cell(*page, "Culture-dependent items", ("value",)),
-        "report": Cell(*report, "Culture-dependent items", ("value",)),
+        "page": Cell(*page, "Below the cross-group line", ("value",)),
+        "report": Cell(*report, "Below the cross-group line", ("value",)),
         "export": Omit("a count of the agreement_per_item rows below the threshold"),
         "csv": Omit("a count of the cross-group download's rows below the threshold"),
     }

@@ -83,7 +83,7 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
                 "cohen": _cohen_cells(entry),
                 "alpha": [alphas.get(level) for level in ("nominal", "ordinal", "interval")],
                 "headline": measure,
-                "cross_group_flagged": sum(
+                "below_cross_group_line": sum(
                     1
                     for row in per_item
                     if row.get("cross_group") is not None and row["cross_group"] < culture
