@@ -1458,6 +1458,8 @@ class Outputs:
                 text = self.report_html
             elif name.startswith("models:"):
                 text = self._get(f"results/models/?view=all&view_of={name[7:]}")
+            elif name == "content":
+                text = self._get("content/")
             elif name.startswith("leaderboard:"):
                 text = self._get(f"results/leaderboard/?view=all&level={name[12:]}")
             else:
@@ -1708,3 +1710,217 @@ def test_the_pdf_shows_every_number_and_heading_of_the_html_report(
     # its lines between those of its neighbours.
     lost = sorted(h for h in headings if not all(word in flat for word in h.split()))
     assert not lost, f"headings of the HTML report missing from the PDF: {lost}"
+
+
+# --- the content evaluation: stored apart from the results document ----------------------------
+
+CONTENT_APART = (
+    "the data exports are the tables of the results document; the content evaluation is "
+    "stored and recomputed apart from it (its page and the report show it)"
+)
+DIMENSIONS = ("fluency", "informativeness", "originality")
+MATRIX_TITLES = {
+    "human": "Are the human dimensions independent?",
+    "automatic": "Are the automatic dimension scores independent?",
+    "metrics": "Every automatic metric, pair by pair",
+}
+
+
+def content_figures(payload: dict[str, Any]) -> Iterator[Figure]:
+    """Every figure of a stored content evaluation (apps/content)."""
+    for row in payload.get("weights") or []:
+        p = {"content_type": row.get("content_type", "")}
+        base = ("content", "weights", p["content_type"])
+        for name in DIMENSIONS:
+            yield Figure(
+                "content.weight",
+                (*base, name),
+                {"value": (row.get("weights") or {}).get(name)},
+                {**p, "dimension": name},
+            )
+        quality = row.get("quality") or {}
+        yield Figure("content.weight_items", (*base, "n_items"), {"n": row.get("n_items")}, p)
+        for measure in ("pseudo_r2", "cv_accuracy", "cv_auc", "log_likelihood"):
+            yield Figure(
+                "content.weight_quality",
+                (*base, measure),
+                {"value": quality.get(measure)},
+                {**p, "measure": measure},
+            )
+        yield Figure(
+            "content.weight_rows",
+            (*base, "n_rows"),
+            {"n": quality.get("n_rows") or 0, "high": quality.get("n_good") or 0},
+            p,
+        )
+    for key in MATRIX_TITLES:
+        for pair in ((payload.get("independence") or {}).get(key) or {}).get("pairs") or []:
+            p = {"matrix": key, "a": str(pair.get("a")), "b": str(pair.get("b"))}
+            base = ("content", "independence", key, p["a"], p["b"])
+            yield Figure("content.pair_n", (*base, "n"), {"n": pair.get("n")}, p)
+            for measure in ("pearson", "spearman"):
+                if pair.get(measure):
+                    yield Figure(
+                        "content.pair", (*base, measure), pair[measure], {**p, "measure": measure}
+                    )
+    for row in payload.get("metric_vs_human") or []:
+        for human, stats in sorted((row.get("against") or {}).items()):
+            for measure in ("spearman", "pearson"):
+                if (stats or {}).get(measure):
+                    yield Figure(
+                        "content.against",
+                        ("content", "metric_vs_human", row["name"], human, measure),
+                        stats[measure],
+                        {"metric": str(row["name"]), "human": human, "measure": measure},
+                    )
+    for row in payload.get("tiers") or []:
+        p = {"tier": row.get("tier")}
+        base = ("content", "tiers", p["tier"])
+        if row.get("agreement"):
+            yield Figure("content.tier_agreement", (*base, "agreement"), row["agreement"], p)
+        yield Figure("content.tier_items", (*base, "n_items"), {"n": row.get("n_items")}, p)
+        for measure, digits in (("items_per_second", 4), ("human_minutes", 1)):
+            yield Figure(
+                "content.tier_cost",
+                (*base, measure),
+                {"value": row.get(measure)},
+                {**p, "measure": measure, "digits": digits},
+            )
+    counts = payload.get("counts") or {}
+    yield Figure(
+        "content.counts",
+        ("content", "counts"),
+        {"n": counts.get("items"), "n_pairs": counts.get("scorecards")},
+    )
+
+
+def _content_places(f: Figure) -> dict[str, Place]:
+    family, p = f.family, f.params
+    apart = {"export": Omit(CONTENT_APART), "csv": Omit(CONTENT_APART)}
+    if family.startswith("content.weight"):
+        heading, first = "Weights per content type", "Content type"
+        row = ("data-content-type", p["content_type"])
+        column, parts, pct, digits = "", INTERVAL[:1], False, None
+        if family == "content.weight":
+            column = labels.question_label(p["dimension"])
+        elif family == "content.weight_items":
+            column, parts = "Items", ("n",)
+        elif family == "content.weight_rows":
+            page = Cell("content", heading, first, row, "Scorecards (good)", ("n", "high"))
+            why = "the report gives the items a content type's fit rests on, not its scorecards"
+            return {"page": page, "report": Omit(why), **apart}
+        else:
+            measure = p["measure"]
+            column = {
+                "pseudo_r2": "McFadden R²",
+                "cv_accuracy": "CV accuracy",
+                "cv_auc": "CV AUC",
+                "log_likelihood": "Log-likelihood",
+            }[measure]
+            pct = measure == "cv_accuracy"
+            digits = 1 if measure == "log_likelihood" else None
+            if measure == "log_likelihood":
+                page = Cell("content", heading, first, row, column, parts, pct, digits)
+                why = "the report gives a fit's quality as McFadden's R², not its log-likelihood"
+                return {"page": page, "report": Omit(why), **apart}
+        return {
+            "page": Cell("content", heading, first, row, column, parts, pct, digits),
+            "report": Cell("report", heading, first, row, column, parts, pct, digits),
+            **apart,
+        }
+    if family.startswith("content.pair"):
+        heading = MATRIX_TITLES[p["matrix"]]
+        row = f"{labels.metric_label(p['a'])} · {labels.metric_label(p['b'])}"
+        if family == "content.pair_n":
+            column, parts = "Items", ("n",)
+        else:
+            column = {"pearson": "Pearson's r", "spearman": "Spearman's rho"}[p["measure"]]
+            parts = INTERVAL
+        found: dict[str, Place] = {
+            "page": Cell(
+                "content", heading, "Pair", ("data-pair", f"{p['a']}|{p['b']}"), column, parts
+            ),
+            "report": Cell("report", heading, "Pair", row, column, parts),
+            **apart,
+        }
+        if p["matrix"] == "metrics":
+            found["report"] = Omit(
+                "the report shows the dimensions' matrices; every metric pair is on the page"
+            )
+        return found
+    if family == "content.against":
+        human = gettext("human %(label)s") % {"label": labels.question_label(p["human"])}
+        heading, first = "Automatic scores against the humans", "Automatic score"
+        page = Cell("content", heading, first, ("data-metric", p["metric"]), human)
+        report: Place = Cell("report", heading, first, labels.metric_label(p["metric"]), human)
+        if p["measure"] == "pearson":
+            report = Omit("the report gives Spearman's rho against the humans; the page both")
+        elif p["metric"] not in (*DIMENSIONS, "composite"):
+            report = Omit(
+                "the report shows the dimension scores and the composite; the page every metric"
+            )
+        return {"page": page, "report": report, **apart}
+    if family.startswith("content.tier"):
+        heading, first, row = "Tiers", "Tier", ("data-tier", p["tier"])
+        if family == "content.tier_agreement":
+            column, parts, digits = "Agreement with humans (Spearman)", INTERVAL, None
+        elif family == "content.tier_items":
+            column, parts, digits = "Items", ("n",), None
+        else:
+            column = {"items_per_second": "Items per second", "human_minutes": "Human minutes"}[
+                p["measure"]
+            ]
+            parts, digits = ("value",), p["digits"]
+        return {
+            "page": Cell("content", heading, first, row, column, parts, digits=digits),
+            "report": Cell("report", heading, first, row, column, parts, digits=digits),
+            **apart,
+        }
+    assert family == "content.counts", family
+    return {
+        "page": Element("content", "provenance", ("n", "n_pairs")),
+        "report": Omit("the report's content section gives its seed, rounds and input hash"),
+        **apart,
+    }
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_content_evaluation_reads_the_same_on_its_page_in_the_report_and_its_pdf(
+    demo_site,  # noqa: F811
+    language,
+    tmp_path,
+):
+    from apps.content.selectors import content_evaluation_get
+
+    study = demo_site.content
+    evaluation = content_evaluation_get(study=study)
+    assert evaluation is not None, "the content demo has a stored content evaluation"
+    out = Outputs(study, tmp_path, language=language)
+    problems: list[str] = []
+    checked: Counter[str] = Counter()
+    pdf_wanted: Counter[str] = Counter()
+    families: set[str] = set()
+    for figure in content_figures(evaluation.payload):
+        families.add(figure.family)
+        with translation.override(language):
+            found_places = _content_places(figure)
+        assert set(found_places) == set(MEDIA), figure.family
+        for medium, place in found_places.items():
+            with translation.override(language):
+                problems += check(out, figure, place)
+            if not isinstance(place, Omit):
+                checked[medium] += 1
+            if medium == "report" and isinstance(place, Cell):
+                pdf_wanted.update(_expected(figure, place.parts, place.digits, place.pct))
+    # The PDF is the report printed: every figure the report shows is in its text.
+    missing = pdf_wanted - Counter(outputs.numbers(out.pdf()))
+    assert checked["page"] > 40, checked
+    assert checked["report"] > 20, checked
+    assert {
+        "content.weight",
+        "content.pair",
+        "content.against",
+        "content.tier_agreement",
+    } <= families
+    assert not problems, f"{len(problems)} mismatches:\n" + "\n".join(problems[:80])
+    assert not missing, f"content figures of the report missing from the PDF: {dict(missing)}"
