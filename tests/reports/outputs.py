@@ -221,6 +221,10 @@ def xlsx_tables(path: Path) -> dict[str, Rows]:
         rows: Iterable[tuple[Any, ...]] = sheet.iter_rows(values_only=True)
         values = list(rows)
         header = [str(name) for name in values[0]] if values else []
-        out[sheet.title] = [dict(zip(header, row, strict=False)) for row in values[1:]]
+        # A row's trailing empty cells may not be stored: they read as empty, not as missing.
+        out[sheet.title] = [
+            dict(zip(header, (*row, *[None] * (len(header) - len(row))), strict=False))
+            for row in values[1:]
+        ]
     workbook.close()
     return out

@@ -468,6 +468,37 @@ def figures(ctx: Ctx) -> Iterator[Figure]:
                     change,
                     {**p, "part": "change"},
                 )
+    before_exclusions = (doc.get("before_exclusions") or {}).get("source") or {}
+    if ctx.view == "all" and before_exclusions:
+        # Per model, the primary question's mean and the Turing accuracy on all the data and
+        # after the exclusions, and the change.
+        primary = "funniness" if "funniness" in ctx.scale else ctx.scale[-1]
+        after_exclusions = ctx.groups.get("source") or {}
+        for source in sorted(set(before_exclusions) | set(after_exclusions)):
+            p = {"source": source, "primary": primary}
+            b, a = before_exclusions.get(source) or {}, after_exclusions.get(source) or {}
+            b_mean = (b.get("questions") or {}).get(primary)
+            a_mean = (a.get("questions") or {}).get(primary)
+            for part, value in (
+                ("all", b_mean),
+                ("after", a_mean),
+                ("turing_all", b.get("turing_accuracy")),
+                ("turing_after", a.get("turing_accuracy")),
+            ):
+                if value:
+                    yield Figure(
+                        "exclusion.effect",
+                        ("before_exclusions", source, part),
+                        value,
+                        {**p, "part": part},
+                    )
+            if b_mean and a_mean and None not in (b_mean.get("value"), a_mean.get("value")):
+                yield Figure(
+                    "exclusion.effect",
+                    ("before_exclusions", source, "change"),
+                    {"value": a_mean["value"] - b_mean["value"]},
+                    {**p, "part": "change"},
+                )
     for warning in doc.get("warnings") or []:
         yield Figure(
             "warning",
@@ -1377,8 +1408,39 @@ def _evidence_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     }
 
 
+def _exclusion_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    primary, part = labels.question_label(f.params["primary"]), f.params["part"]
+    column = {
+        "all": f"{primary} ({_('all data')})",
+        "after": f"{primary} ({_('after exclusions')})",
+        "change": "change",
+        "turing_all": "Turing accuracy (all data)",
+        "turing_after": "Turing accuracy (after exclusions)",
+    }[part]
+    pct = part.startswith("turing")
+    parts = ("value",) if part == "change" else INTERVAL
+    row = labels.source_label(f.params["source"])
+    after = "the pages show the results after the exclusions; the exclusions page lists them"
+    tables = "the tables hold the results after the exclusions; the JSON document holds both"
+    return {
+        "page": Omit(after),
+        "report": Cell(
+            "report",
+            "Headline numbers with and without the exclusions",
+            "source",
+            row,
+            column,
+            parts,
+            pct,
+        ),
+        "export": Omit(tables),
+        "csv": Omit(tables),
+    }
+
+
 PLACES: dict[str, Callable[[Ctx, Figure], dict[str, Place]]] = {
     "evidence.": _evidence_places,
+    "exclusion.": _exclusion_places,
     "group.": _group_places,
     "model.": _model_places,
     "difference": _difference_places,
@@ -1655,7 +1717,11 @@ def test_every_output_shows_every_figure_as_the_stored_results_do(
     view,
     tmp_path,
 ):
-    study = getattr(demo_site, which)
+    _compare_every_figure(getattr(demo_site, which), view, language, tmp_path)
+
+
+def _compare_every_figure(study: Study, view: str, language: str, tmp_path: Path) -> set[str]:
+    """Every figure of the study's stored document in every output; the families compared."""
     ctx = _context(study, view)
     out = Outputs(study, tmp_path, view, language)
     problems: list[str] = []
@@ -1680,6 +1746,40 @@ def test_every_output_shows_every_figure_as_the_stored_results_do(
     # ... and every kind of figure the document holds was looked up somewhere.
     assert families == compared, sorted(families - compared)
     assert not problems, f"{len(problems)} mismatches:\n" + "\n".join(problems[:80])
+    return families
+
+
+@pytest.mark.parametrize("which", ["humor", "content"])
+def test_with_an_exclusion_every_output_shows_every_figure_and_the_headline_table_before_it(
+    demo_site,  # noqa: F811
+    which,
+    tmp_path,
+):
+    """The demo studies have no exclusions: one rater is excluded through the service and the
+    results recomputed, so the report's table of the headline numbers with and without the
+    exclusions is compared too (and every other figure, after the exclusion)."""
+    from apps.analysis.services import study_aggregate
+    from apps.exclusions.services import exclusion_create
+    from apps.raters.models import Rater
+
+    study = getattr(demo_site, which)
+    before = services.study_result_document(study=study)
+    rater = Rater.objects.filter(study=study).order_by("external_id").first()
+    assert rater is not None
+    exclusion_create(
+        study=study,
+        user=None,
+        target="rater",
+        subject=rater.external_id,
+        reason="answers copied from another rater",
+        request_results=False,
+    )
+    study_aggregate(study=study)
+    document = services.study_result_document(study=study)
+    assert document["counts"]["raters"] == before["counts"]["raters"] - 1
+    assert document["before_exclusions"]["counts"]["raters"] == before["counts"]["raters"]
+    families = _compare_every_figure(study, "all", "en", tmp_path)
+    assert "exclusion.effect" in families
 
 
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
