@@ -1520,8 +1520,10 @@ class Outputs:
                 text = self.report_html
             elif name.startswith("models:"):
                 text = self._get(f"results/models/?view=all&view_of={name[7:]}")
-            elif name == "content":
-                text = self._get("content/")
+            elif name in ("content", "screening"):
+                text = self._get(f"{name}/")
+            elif name == "judge":
+                text = self._get("screening/judge/")
             elif name.startswith("leaderboard:"):
                 text = self._get(f"results/leaderboard/?view=all&level={name[12:]}")
             else:
@@ -2024,3 +2026,200 @@ def test_the_content_evaluation_reads_the_same_on_its_page_in_the_report_and_its
     } <= families
     assert not problems, f"{len(problems)} mismatches:\n" + "\n".join(problems[:80])
     assert not missing, f"content figures of the report missing from the PDF: {dict(missing)}"
+
+
+# --- the pre-screening: stored apart from the results document ---------------------------------
+
+SCREENING_APART = (
+    "the data exports are the tables of the results document; the pre-screening records are "
+    "stored apart from it (the screening pages and the report show them)"
+)
+
+
+def screening_figures(study: Study) -> Iterator[Figure]:
+    """Every figure of the study's stored pre-screening: the latest run, the FunnyScore
+    calibrations, the judge against the humans and the tiers."""
+    from apps.screening.selectors import (
+        calibrations_current,
+        judge_comparisons,
+        screening_run_latest,
+        screening_tiers_of,
+    )
+
+    run = screening_run_latest(study=study)
+    if run is not None:
+        yield Figure("screening.run", ("screening", "run", "pk"), {"n": run.pk}, {"field": "Run"})
+        yield Figure(
+            "screening.run",
+            ("screening", "run", "top_k"),
+            {"n": run.top_k},
+            {"field": "Top K per model"},
+        )
+    for row in calibrations_current(study=study):
+        p = {"scope": row.scope}
+        base = ("screening", "calibration", row.scope)
+        if not row.is_default:
+            yield Figure("screening.calibration_n", (*base, "n"), {"n": row.n_items}, p)
+        for name, column in (
+            ("cv_spearman", "CV Spearman rho"),
+            ("r2", "R²"),
+            ("a", "a"),
+            ("b", "b"),
+            ("c", "c"),
+            ("intercept", "Intercept"),
+        ):
+            yield Figure(
+                "screening.calibration",
+                (*base, name),
+                {"value": getattr(row, name)},
+                {**p, "column": column},
+            )
+    for comparison in judge_comparisons(study=study):
+        rows = [(str(r.get("humor_type") or ""), r) for r in comparison["by_humor_type"]]
+        if comparison.get("overall"):
+            rows.append(("overall", comparison["overall"]))
+        for humor_type, row in rows:
+            p = {"model": comparison["model_name"], "humor_type": humor_type}
+            base = ("screening", "judge", p["model"], humor_type)
+            yield Figure("screening.judge_n", (*base, "n"), {"n": row.get("n")}, p)
+            for name, column in (("judge_mean", "Judge mean"), ("human_mean", "Human mean")):
+                yield Figure(
+                    "screening.judge_mean",
+                    (*base, name),
+                    {"value": row.get(name)},
+                    {**p, "column": column},
+                )
+            for name, column in (("mean_diff", "Mean difference"), ("rho", "Spearman's rho")):
+                if row.get(name):
+                    yield Figure(
+                        "screening.judge_interval",
+                        (*base, name),
+                        row[name],
+                        {**p, "column": column},
+                    )
+    tiers = screening_tiers_of(study=study)
+    for row in ((tiers.payload or {}).get("tiers") or []) if tiers is not None else []:
+        p = {"tier": row.get("tier")}
+        base = ("screening", "tiers", p["tier"])
+        if row.get("agreement"):
+            yield Figure("screening.tier_agreement", (*base, "agreement"), row["agreement"], p)
+        yield Figure("screening.tier_items", (*base, "n_items"), {"n": row.get("n_items")}, p)
+        for measure, digits in (("items_per_second", 4), ("human_minutes", 1)):
+            yield Figure(
+                "screening.tier_cost",
+                (*base, measure),
+                {"value": row.get(measure)},
+                {**p, "measure": measure, "digits": digits},
+            )
+
+
+def _screening_places(f: Figure, models: int) -> dict[str, Place]:
+    from apps.dashboard.templatetags.charts import humor_type_label, scope_label
+
+    family, p = f.family, f.params
+    apart: dict[str, Place] = {"export": Omit(SCREENING_APART), "csv": Omit(SCREENING_APART)}
+    if family == "screening.run":
+        return {
+            "page": Cell("screening", "Latest run", "", p["field"], "value", ("n",)),
+            "report": Element("report", "screening-run", ("n",)),
+            **apart,
+        }
+    if family.startswith("screening.calibration"):
+        heading, first = "FunnyScore calibration", "Scope"
+        if family == "screening.calibration_n":
+            column, parts, digits = "n", ("n",), None
+        else:
+            column, parts, digits = p["column"], ("value",), 3
+        return {
+            "page": Cell(
+                "screening",
+                heading,
+                first,
+                ("data-scope", p["scope"]),
+                column,
+                parts,
+                digits=digits,
+            ),
+            "report": Cell(
+                "report", heading, first, scope_label(p["scope"]), column, parts, digits=digits
+            ),
+            **apart,
+        }
+    if family.startswith("screening.judge"):
+        if family == "screening.judge_n":
+            column, parts = "Items", ("n",)
+        elif family == "screening.judge_mean":
+            column, parts = p["column"], ("value",)
+        else:
+            column, parts = p["column"], INTERVAL
+        humor_type = p["humor_type"]
+        label = (
+            _("All types")
+            if humor_type == "overall"
+            else humor_type_label(humor_type)
+            if humor_type
+            else _("(no type)")
+        )
+        page_row = ("data-humor-type", humor_type)
+        report: Place = Cell(
+            "report", "The judge against the humans", "Humor type", label, column, parts
+        )
+        if models > 1:
+            report = Omit("with several judges the report's tables share one heading")
+        return {
+            "page": Cell("judge", p["model"], "Humor type", page_row, column, parts),
+            "report": report,
+            **apart,
+        }
+    assert family.startswith("screening.tier"), family
+    heading, first, row = "L1, L2 and L3 against the humans", "Tier", ("data-tier", p["tier"])
+    if family == "screening.tier_agreement":
+        column, parts, digits = "Agreement with humans (Spearman)", INTERVAL, None
+    elif family == "screening.tier_items":
+        column, parts, digits = "Items", ("n",), None
+    else:
+        column = {"items_per_second": "Items per second", "human_minutes": "Human minutes"}[
+            p["measure"]
+        ]
+        parts, digits = ("value",), p["digits"]
+    return {
+        "page": Cell("judge", heading, first, row, column, parts, digits=digits),
+        "report": Cell("report", heading, first, row, column, parts, digits=digits),
+        **apart,
+    }
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_pre_screening_reads_the_same_on_its_pages_in_the_report_and_its_pdf(
+    demo_site,  # noqa: F811
+    language,
+    tmp_path,
+):
+    from apps.screening.selectors import judge_comparisons
+
+    study = demo_site.humor
+    out = Outputs(study, tmp_path, language=language)
+    models = len(judge_comparisons(study=study))
+    problems: list[str] = []
+    checked: Counter[str] = Counter()
+    pdf_wanted: Counter[str] = Counter()
+    families: set[str] = set()
+    for figure in screening_figures(study):
+        families.add(figure.family)
+        with translation.override(language):
+            found_places = _screening_places(figure, models)
+        assert set(found_places) == set(MEDIA), figure.family
+        for medium, place in found_places.items():
+            with translation.override(language):
+                problems += check(out, figure, place)
+            if not isinstance(place, Omit):
+                checked[medium] += 1
+            if medium == "report" and isinstance(place, Cell):
+                pdf_wanted.update(_expected(figure, place.parts, place.digits, place.pct))
+    missing = pdf_wanted - Counter(outputs.numbers(out.pdf()))
+    assert checked["page"] > 20, checked
+    assert checked["report"] > 20, checked
+    # The humor demo stores no FunnyScore fit (its items score with the documented defaults).
+    assert {"screening.run", "screening.judge_interval", "screening.tier_agreement"} <= families
+    assert not problems, f"{len(problems)} mismatches:\n" + "\n".join(problems[:80])
+    assert not missing, f"screening figures of the report missing from the PDF: {dict(missing)}"
