@@ -2189,15 +2189,22 @@ def _screening_places(f: Figure, models: int) -> dict[str, Place]:
     }
 
 
-@pytest.mark.parametrize("language", ["en", "zh-hans"])
+@pytest.mark.parametrize(
+    ("language", "calibrated"), [("en", False), ("zh-hans", False), ("en", True)]
+)
 def test_the_pre_screening_reads_the_same_on_its_pages_in_the_report_and_its_pdf(
     demo_site,  # noqa: F811
     language,
+    calibrated,
     tmp_path,
 ):
     from apps.screening.selectors import judge_comparisons
+    from apps.screening.services.calibration import funnyscore_calibrate
 
     study = demo_site.humor
+    if calibrated:
+        # The humor demo stores no FunnyScore fit: one is fitted through the service.
+        assert funnyscore_calibrate(study=study)
     out = Outputs(study, tmp_path, language=language)
     models = len(judge_comparisons(study=study))
     problems: list[str] = []
@@ -2219,7 +2226,7 @@ def test_the_pre_screening_reads_the_same_on_its_pages_in_the_report_and_its_pdf
     missing = pdf_wanted - Counter(outputs.numbers(out.pdf()))
     assert checked["page"] > 20, checked
     assert checked["report"] > 20, checked
-    # The humor demo stores no FunnyScore fit (its items score with the documented defaults).
     assert {"screening.run", "screening.judge_interval", "screening.tier_agreement"} <= families
+    assert calibrated == ("screening.calibration" in families)
     assert not problems, f"{len(problems)} mismatches:\n" + "\n".join(problems[:80])
     assert not missing, f"screening figures of the report missing from the PDF: {dict(missing)}"
