@@ -217,7 +217,12 @@ def test_the_report_describes_the_rubric_used_not_the_humor_scorecard(study: Stu
     _graded(study)
     html = study_report_html(study=study)
     assert "surprise and coherence are judged before" not in html
-    assert "<strong>grade</strong> (0–3)" in html
+    # The method's rubric table: the study's own question with its 0-based scale and anchors.
+    assert (
+        '<tr data-question="grade"><td class="num">1</td><td><strong>grade</strong></td>'
+        "<td>0–3</td>"
+    ) in html
+    assert "0 = Not funny; 3 = Very" in html
     assert "This study defines no rater background groups." in html
     assert "The backgrounds of 150 raters are unknown" in html
     assert '<span class="note">interval</span>' in html
