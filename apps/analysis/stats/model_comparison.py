@@ -441,6 +441,7 @@ class _Comparison:
         hessians[in_view] = weight[:, None, None] * contrast[:, :, None] * contrast[:, None, :]
         covs = block.deletion_covariances(scores, hessians, info)
         df = block.df(in_view)
+        ridge_only = np.zeros(n_src, dtype=bool)
         for s, src in enumerate(sources):
             var = _contrast_variance(covs, np.eye(n_src)[s])
             low, high, _ = t_interval(float(beta[s]), var, df, self.level)
@@ -453,6 +454,7 @@ class _Comparison:
                 # Undefeated or never winning: the ridge, not the data, would set the value.
                 entry.update({"value": None, "ci_low": None, "ci_high": None})
                 entry["flag"] = "undefeated" if losses == 0 else "never_won"
+                ridge_only[s] = True
             by_model[src]["bt"] = entry
         pairs = list(combinations(range(n_src), 2))
         beats = self._p_beats(in_view, src_left, src_right, won, pairs)
@@ -463,21 +465,26 @@ class _Comparison:
             diff = float(beta[a] - beta[b])
             var = _contrast_variance(covs, c)
             low, high, p = t_interval(diff, var, df, self.level)
+            if ridge_only[a] or ridge_only[b]:
+                # A source that never lost (or never won) has no finite strength: a difference
+                # with it would be the ridge's number, so it is not given (as the strength isn't).
+                diff = low = high = p = float("nan")
             p_beats = beats[k]
             if p_beats is None:
                 # The two never met: the model-level BT probability, from the interval above.
                 p_beats = _interval(
                     _logistic(diff), _logistic(low), _logistic(high), basis="bt", n=0
                 )
-            rows_out.append(
-                {
-                    "a": sources[a],
-                    "b": sources[b],
-                    "question": "bt",
-                    **_interval(diff, low, high, se=math.sqrt(var), df=df, p_value=p),
-                    "p_a_beats_b": p_beats,
-                }
-            )
+            row = {
+                "a": sources[a],
+                "b": sources[b],
+                "question": "bt",
+                **_interval(diff, low, high, se=math.sqrt(var), df=df, p_value=p),
+                "p_a_beats_b": p_beats,
+            }
+            if ridge_only[a] or ridge_only[b]:
+                row["flag"] = "no_finite_strength"
+            rows_out.append(row)
         _holm_rows(rows_out)
         differences.extend(rows_out)
         return beta, covs, df

@@ -158,6 +158,18 @@ def test_an_undefeated_model_has_no_ridge_driven_strength() -> None:
     assert entry["value"] is None
     assert entry["ci_low"] is None
     assert entry["ci_high"] is None
+    # Nor a ridge-driven difference with any other model; the pairs between the others stand.
+    bt_rows = [row for row in result["differences"] if row["question"] == "bt"]
+    with_a = [row for row in bt_rows if "model-a" in (row["a"], row["b"])]
+    others = [row for row in bt_rows if "model-a" not in (row["a"], row["b"])]
+    assert with_a
+    assert others
+    for row in with_a:
+        assert row["flag"] == "no_finite_strength"
+        assert (row["value"], row["ci_low"], row["ci_high"], row["p_holm"]) == (None,) * 4
+    for row in others:
+        assert "flag" not in row
+        assert None not in (row["value"], row["ci_low"], row["ci_high"], row["p_holm"])
 
 
 def test_rank_ranges_hold_jointly_and_separate_only_clear_differences() -> None:
