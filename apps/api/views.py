@@ -23,7 +23,7 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_view,
 )
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import MultiPartParser
 from rest_framework.renderers import BaseRenderer
@@ -358,6 +358,34 @@ _IMPORT_JOB_ID = OpenApiParameter(
 )
 
 
+def _import_records(
+    request: Request,
+    study: Study,
+    *,
+    kind: str,
+    file_in: type[serializers.Serializer],
+    json_in: type[serializers.Serializer],
+    field: str,
+    json_columns: frozenset[str] = frozenset(),
+) -> Response | Iterator[Record | LineError]:
+    """The checked records of an import request (an uploaded .jsonl/.csv file or a JSON body
+    `{field: [...]}`), or the 202 of the background job a file too large for the request
+    became."""
+    multipart = request.content_type.startswith("multipart/")
+    _check_size(request, "file" if multipart else field)
+    if not multipart:
+        data = json_in(data=request.data)
+        data.is_valid(raise_exception=True)
+        return _checked(_json_records(data.validated_data[field], f"({field[:-1]})"))
+    upload = file_in(data=request.data)
+    upload.is_valid(raise_exception=True)
+    file = upload.validated_data["file"]
+    import_upload_check(upload=file)
+    if file.size > settings.IMPORT_INLINE_MAX_BYTES:
+        return _job_accepted(request, study, kind=kind, upload=file)
+    return _checked(read_records(file.read(), filename=file.name or "", json_columns=json_columns))
+
+
 def _job_accepted(request: Request, study: Study, *, kind: str, upload: Any) -> Response:
     job = import_job_create(study=study, user=request.user, kind=kind, upload=upload)
     job.refresh_from_db()  # run already when the task queue is eager
@@ -407,23 +435,18 @@ class StudyItemsApi(ResearcherApi):
     )
     def post(self, request: Request, slug: str) -> Response:
         study = self.study(request, slug)
-        multipart = request.content_type.startswith("multipart/")
-        _check_size(request, "file" if multipart else "items")
-        if multipart:
-            upload = s.ItemsFileIn(data=request.data)
-            upload.is_valid(raise_exception=True)
-            file = upload.validated_data["file"]
-            import_upload_check(upload=file)
-            if file.size > settings.IMPORT_INLINE_MAX_BYTES:
-                return _job_accepted(request, study, kind=ImportKind.ITEMS, upload=file)
-            records = read_records(
-                file.read(), filename=file.name or "", json_columns=ITEM_JSON_COLUMNS
-            )
-        else:
-            data = s.ItemsJsonIn(data=request.data)
-            data.is_valid(raise_exception=True)
-            records = _json_records(data.validated_data["items"])
-        summary = study_items_import_records(study=study, records=_checked(records))
+        records = _import_records(
+            request,
+            study,
+            kind=ImportKind.ITEMS,
+            file_in=s.ItemsFileIn,
+            json_in=s.ItemsJsonIn,
+            field="items",
+            json_columns=ITEM_JSON_COLUMNS,
+        )
+        if isinstance(records, Response):
+            return records
+        summary = study_items_import_records(study=study, records=records)
         return Response(
             s.ImportSummaryOut(summary).data,
             status=status.HTTP_201_CREATED if summary.created else status.HTTP_200_OK,
@@ -461,21 +484,17 @@ class StudyJudgmentsApi(ResearcherApi):
     )
     def post(self, request: Request, slug: str) -> Response:
         study = self.study(request, slug)
-        multipart = request.content_type.startswith("multipart/")
-        _check_size(request, "file" if multipart else "judgments")
-        if multipart:
-            upload = s.JudgmentsFileIn(data=request.data)
-            upload.is_valid(raise_exception=True)
-            file = upload.validated_data["file"]
-            import_upload_check(upload=file)
-            if file.size > settings.IMPORT_INLINE_MAX_BYTES:
-                return _job_accepted(request, study, kind=ImportKind.JUDGMENTS, upload=file)
-            records = read_records(file.read(), filename=file.name or "")
-        else:
-            data = s.JudgmentsJsonIn(data=request.data)
-            data.is_valid(raise_exception=True)
-            records = _json_records(data.validated_data["judgments"], "(judgment)")
-        summary = study_judgments_import_records(study=study, records=_checked(records))
+        records = _import_records(
+            request,
+            study,
+            kind=ImportKind.JUDGMENTS,
+            file_in=s.JudgmentsFileIn,
+            json_in=s.JudgmentsJsonIn,
+            field="judgments",
+        )
+        if isinstance(records, Response):
+            return records
+        summary = study_judgments_import_records(study=study, records=records)
         body = {
             "created": {kind: summary.created.get(kind, 0) for kind in ("score", "pair", "turing")},
             "unchanged": summary.unchanged,
