@@ -577,7 +577,9 @@ def _models(
                 "a": labels.source_label(str(row.get("a"))),
                 "b": labels.source_label(str(row.get("b"))),
                 "measure": _measure_label(row.get("question")),
-                "value": fmt_percent(row)
+                "value": _("no finite strength on one side")
+                if row.get("flag") == "no_finite_strength"
+                else fmt_percent(row)
                 if row.get("question") == "judged_human"
                 else fmt_interval(row),
                 "p_holm": fmt(row.get("p_holm"), 3),

@@ -82,3 +82,30 @@ def test_the_models_csv_holds_every_view_and_both_offense_readings(results, demo
             and r["measure"] == "offense_any_rater"
         )
         assert float(any_rater["value"]) == pytest.approx(entry["offense"]["any_rater"]["value"])
+
+
+def test_a_difference_with_a_model_without_finite_strength_is_named_not_numbered(
+    results, demo_study, member
+):
+    # In some humor-type views of the demo one source never won and another never lost.
+    views = results.payload["models"].get("by_humor_type") or {}
+    flagged = [
+        (name, row)
+        for name, view in views.items()
+        for row in view["differences"]
+        if row.get("flag") == "no_finite_strength"
+    ]
+    assert flagged
+    name, row = flagged[0]
+    assert row["value"] is None
+    page = member.get(
+        f"/studies/{demo_study.slug}/results/models/", {"view_of": f"by_humor_type:{name}"}
+    ).content.decode()
+    match = re.search(
+        rf'<tr data-a="{re.escape(row["a"])}" data-b="{re.escape(row["b"])}" '
+        r'data-question="bt">(.*?)</tr>',
+        page,
+        re.S,
+    )
+    assert match
+    assert "no finite strength on one side" in match.group(1)
