@@ -59,7 +59,8 @@ def _atomic_submission(model: _Judgment | None) -> Callable[[_Submit], _Submit]:
       submission back, and with it the session's end that rater_session_check_open wrote, so
       the end is written again after the rollback;
     - a concurrent retry that stored the same answer first (the insert breaks a unique
-      constraint) returns that answer, as a replay. The whole submission is rolled back first;
+      constraint, or the task is found done once the first's lock is released) returns that
+      answer, as a replay. The whole submission is rolled back first;
       no savepoint is spent on the one-in-a-million race on every answer.
     """
 
@@ -76,7 +77,7 @@ def _atomic_submission(model: _Judgment | None) -> Callable[[_Submit], _Submit]:
                     with suppress(SessionExpired):
                         rater_session_check_open(session=session, now=now)
                 raise
-            except IntegrityError:
+            except (IntegrityError, AlreadyAnswered):
                 if model is None:
                     raise
                 return _after_race(model, rater, kwargs["idempotency_key"])
@@ -84,6 +85,12 @@ def _atomic_submission(model: _Judgment | None) -> Callable[[_Submit], _Submit]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+class AlreadyAnswered(Conflict):
+    """The task is done. When the answer that finished it carries this request's idempotency
+    key, this request is its retry: a concurrent one that checked for a replay before the
+    first committed, then found the task done once the first's lock was released."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +127,7 @@ def _open_assignment(rater: Rater, assignment_id: int, kind: str, now: datetime)
     if assignment.kind != kind:
         raise DomainError(f"this task is a {assignment.kind}, not a {kind}", field="kind")
     if assignment.status == Assignment.Status.DONE:
-        raise Conflict("this task has already been answered", field="assignment")
+        raise AlreadyAnswered("this task has already been answered", field="assignment")
     if assignment.status != Assignment.Status.PENDING:
         raise Conflict("this task is no longer open", field="assignment")
     return assignment
@@ -226,7 +233,7 @@ def _common(assignment: Assignment, key: str, active_ms: int, now: datetime) -> 
 
 def _finish(assignment: Assignment, attention_passed: bool | None = None) -> None:
     if not assignment_complete(assignment=assignment, attention_passed=attention_passed):
-        raise Conflict("this task has already been answered", field="assignment")
+        raise AlreadyAnswered("this task has already been answered", field="assignment")
     if not assignment.is_attention_check:
         study_results_request(study_id=assignment.study_id)
 
