@@ -79,9 +79,13 @@ def _study() -> Study:
     return study
 
 
-def _enroll(page: Page, study: Study, interface: str, reads: list[str], phone: bool) -> None:
+def _enroll(
+    page: Page, study: Study, interface: str, reads: list[str], phone: bool, pid: str
+) -> None:
     text = TEXT[interface]
-    page.goto(f"/s/{study.slug}/")
+    # A fixed participant id makes the session replay: the kinds and items are drawn from
+    # (study seed, rater id, position), and an enrolment without one gets a fresh random id.
+    page.goto(f"/s/{study.slug}/?PROLIFIC_PID={pid}")
     if interface == "zh":
         page.locator("#lang-select").select_option("zh-hans")
         expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
@@ -179,8 +183,10 @@ def test_a_rater_is_shown_only_the_languages_they_read_and_pairs_in_one_language
     page = screenshots.watch(context.new_page())
     page.set_default_timeout(10_000)
     study = _study()
-    _enroll(page, study, interface, reads, phone)
+    pid = f"journey-{interface}-{'-'.join(reads)}{'-phone' if phone else ''}"
+    _enroll(page, study, interface, reads, phone, pid)
     rater = Rater.objects.get(study=study)
+    assert rater.external_id == pid
     assert rater.languages == [code for code in ("en", "zh") if code in reads]
 
     seen: list[tuple[str, list[str]]] = []
