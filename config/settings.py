@@ -210,6 +210,8 @@ IMPORT_UPLOAD_MAX_BYTES = env_int("IMPORT_UPLOAD_MAX_BYTES", 512 * 1024 * 1024, 
 # IMPORT_MAX_ATTEMPTS times. Longer than writing a million judgments, which reports nothing.
 IMPORT_LEASE_SECONDS = env_int("IMPORT_LEASE_SECONDS", 900, minimum=2)
 IMPORT_MAX_ATTEMPTS = env_int("IMPORT_MAX_ATTEMPTS", 2, minimum=1)
+# How often the sweep queues again the jobs whose worker or queue message was lost.
+IMPORT_SWEEP_SECONDS = env_int("IMPORT_SWEEP_SECONDS", 60, minimum=1)
 # Bad lines a failed import job keeps to show (its count of all of them is kept too).
 IMPORT_MAX_STORED_ERRORS = env_int("IMPORT_MAX_STORED_ERRORS", 1000, minimum=1)
 
@@ -303,6 +305,10 @@ CELERY_BEAT_SCHEDULE = {
     "export-sweep": {
         "task": "apps.reports.tasks.export_sweep_task",
         "schedule": float(EXPORT_SWEEP_SECONDS),
+    },
+    "import-sweep": {
+        "task": "apps.imports.tasks.import_sweep_task",
+        "schedule": float(IMPORT_SWEEP_SECONDS),
     },
 }
 

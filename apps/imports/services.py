@@ -145,9 +145,21 @@ def _finish_failed(jobs: Any, message: str, **fields: Any) -> None:
             (_media_root() / path).unlink(missing_ok=True)
 
 
+def _expired_before() -> Any:
+    return timezone.now() - timedelta(seconds=settings.IMPORT_LEASE_SECONDS)
+
+
 def _lost() -> Q:
-    expired = timezone.now() - timedelta(seconds=settings.IMPORT_LEASE_SECONDS)
-    return Q(status=ImportJob.Status.RUNNING, heartbeat_at__lt=expired)
+    return Q(status=ImportJob.Status.RUNNING, heartbeat_at__lt=_expired_before())
+
+
+def _stale_queued() -> Q:
+    """Queued a lease ago and never taken: its message was lost (a broker restart that kept
+    nothing, a worker killed before it acknowledged), or it waits behind other work."""
+    expired = _expired_before()
+    return Q(status=ImportJob.Status.QUEUED) & (
+        Q(heartbeat_at__lt=expired) | Q(heartbeat_at__isnull=True, created_at__lt=expired)
+    )
 
 
 def _claim(job_id: int) -> Any:
@@ -262,3 +274,30 @@ def import_job_lease_held(*, job_id: int) -> bool:
         .exclude(_lost())
         .exists()
     )
+
+
+def import_sweep() -> list[int]:
+    """Periodic: a job whose worker died, or whose queue message was lost, is queued again
+    (a run past IMPORT_MAX_ATTEMPTS then fails it with a message). Returns the ids queued.
+
+    Queueing a job that is in fact still waiting its turn is harmless: a run takes a job only
+    by a conditional update, so the second message finds it taken and leaves it."""
+    ids = list(ImportJob.objects.filter(_lost() | _stale_queued()).values_list("pk", flat=True))
+    queued = []
+    for job_id in ids:
+        # Conditional: a run that reported progress meanwhile keeps its job.
+        if (
+            ImportJob.objects.filter(pk=job_id)
+            .filter(_lost() | _stale_queued())
+            .update(
+                status=ImportJob.Status.QUEUED,
+                stage=ImportJob.Stage.WAITING,
+                heartbeat_at=timezone.now(),
+            )
+        ):
+            logger.warning(
+                "import job %s lost its worker or its message; queueing it again", job_id
+            )
+            _enqueue(job_id)
+            queued.append(job_id)
+    return queued

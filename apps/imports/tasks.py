@@ -1,4 +1,4 @@
-"""Thin Celery wrapper: run one import job."""
+"""Thin Celery wrappers: run one import job; the periodic sweep of lost ones."""
 
 from __future__ import annotations
 
@@ -28,3 +28,8 @@ def import_job_run_task(self: Task, job_id: int) -> str | None:
         # redelivered at once. Come back when its lease would have expired.
         raise self.retry(countdown=settings.IMPORT_LEASE_SECONDS + 1)
     return None if job is None else job.status
+
+
+@shared_task(ignore_result=True)
+def import_sweep_task() -> list[int]:
+    return services.import_sweep()
