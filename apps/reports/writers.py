@@ -465,6 +465,9 @@ def _turing(document: dict[str, Any]) -> list[dict[str, Any]]:
             "accuracy": fmt_percent(entry.get("accuracy")),
             "judged_human": fmt_percent(entry.get("judged_human")),
             "d_prime": fmt(entry.get("d_prime")),
+            "p_vs_chance": fmt((entry.get("vs_chance") or {}).get("p_value"), 4),
+            "vs_human": fmt_percent(entry.get("vs_human")) if entry.get("vs_human") else DASH,
+            "vs_human_p": fmt((entry.get("vs_human") or {}).get("p_holm"), 3),
             "verdict": sections.verdict_label(entry.get("verdict")),
         }
         for source, entry in entries

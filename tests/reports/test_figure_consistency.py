@@ -1148,23 +1148,30 @@ def _turing_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
             1,
         ),
         "turing.d_prime": (("d′", "d′"), ("d_prime",), ("value",), False, 2),
-        "turing.p_vs_chance": (("p against 50%", None), ("p_vs_chance",), ("value",), False, 4),
+        "turing.p_vs_chance": (
+            ("p against 50%", "p against 50%"),
+            ("p_vs_chance",),
+            ("value",),
+            False,
+            4,
+        ),
         "turing.vs_human": (
-            ("Judged human minus human items [95% CI]", None),
+            ("Judged human minus human items [95% CI]",) * 2,
             VS_HUMAN[:3],
             INTERVAL,
             True,
             1,
         ),
         "turing.vs_human_p": (
-            ("Judged human minus human items [95% CI]", None),
+            ("Judged human minus human items [95% CI]",) * 2,
             VS_HUMAN[3:],
             ("value",),
             False,
             3,
         ),
     }[f.family]
-    test = column[1] is None
+    # The tests (against chance, against the human items) are per source, not per level.
+    test = f.family in ("turing.p_vs_chance", "turing.vs_human", "turing.vs_human_p")
     page: Place = Cell("turing", *page_table, row, column[0], parts, pct, digits)
     if test and scope == "level":
         page = Omit(
@@ -1173,10 +1180,8 @@ def _turing_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     report: Place = Cell(
         "report", "Turing judgment per model", "Source", row, column[1], parts, pct, digits
     )
-    if test:
-        report = Omit(
-            "the report gives the verdicts; the tests are on the Turing page and in the exports"
-        )
+    if test and scope == "level":
+        report = Omit("the report's table per level gives the estimates and the verdicts")
     elif scope == "level":
         report = (
             Omit("the report's table per level gives the estimates and the verdicts")

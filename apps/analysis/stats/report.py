@@ -51,7 +51,7 @@ from apps.analysis.stats.rater_agreement import (
     pairwise_cohen_kappa,
     rater_agreement_intervals,
 )
-from apps.analysis.stats.turing import d_prime, turing_summary
+from apps.analysis.stats.turing import d_prime, model_turing_verdict, turing_summary
 
 LEVEL = 0.95
 # The method's pairing minimum (DESIGN.md): an item ranks once it has 3 pairings against 2
@@ -654,6 +654,13 @@ def _turing(
                     key: row.get(key) for key in ("value", "ci_low", "ci_high", "p_value", "p_holm")
                 }
             )
+            # The verdict of a model follows that test, not its hit rate alone.
+            summary["verdict"] = model_turing_verdict(
+                summary.get("accuracy"), summary["vs_human"]  # type: ignore[arg-type]
+            )
+        else:
+            # The human-written items are what the models are compared with: no verdict.
+            summary["verdict"] = None
         by_source[source] = summary
     result["by_source"] = by_source
     levels = (

@@ -126,6 +126,46 @@ def turing_verdict(
     return "above_chance" if beats_chance else "passes"
 
 
+def model_turing_verdict(
+    hit_rate: dict[str, object] | None,
+    vs_human: dict[str, object] | None,
+    *,
+    threshold: float = DETECTABLE_ACCURACY,
+    alpha: float = 0.05,
+) -> str:
+    """One model's verdict. Its own items alone give only a hit rate (the share judged AI), which
+    cannot say whether raters tell it from people's jokes: a rater who calls everything AI hits
+    every time. So the verdict follows the test against the human-written items, the model's
+    judged-human rate minus theirs (``vs_human``: items and raters random, p adjusted by Holm
+    across the models):
+
+    - "as_human": no difference shown (p >= alpha): judged human as often as people's items;
+    - "more_human": judged human more often than the human-written items (p < alpha);
+    - "detectable": judged human less often (p < alpha) and its hit rate's interval lies at or
+      above the method's line: machine-like;
+    - "told_apart": judged human less often (p < alpha), below the line;
+    - "inconclusive": no comparison (no human-written items were judged).
+    """
+    if not vs_human:
+        return "inconclusive"
+    value = vs_human.get("value")
+    p = vs_human.get("p_holm")
+    if p is None:
+        p = vs_human.get("p_value")
+    if not isinstance(value, int | float) or not isinstance(p, int | float):
+        return "inconclusive"
+    if not (np.isfinite(value) and np.isfinite(p)):
+        return "inconclusive"
+    if p >= alpha:
+        return "as_human"
+    if value > 0:
+        return "more_human"
+    low = (hit_rate or {}).get("ci_low")
+    if isinstance(low, int | float) and np.isfinite(low) and low >= threshold:
+        return "detectable"
+    return "told_apart"
+
+
 def compute_turing_summary(
     guess_ai: np.ndarray,
     is_ai: np.ndarray,
@@ -205,6 +245,7 @@ __all__ = [
     "accuracy_vs_chance",
     "compute_turing_summary",
     "d_prime",
+    "model_turing_verdict",
     "turing_summary",
     "turing_verdict",
 ]

@@ -128,6 +128,10 @@ def verdict_label(verdict: str | None) -> str:
         "above_chance": _("told apart above chance, below the detectability line"),
         "detectable": _("detectable (reads as machine-made)"),
         "inconclusive": _("inconclusive"),
+        # One model's verdicts, from its judged-human rate against the human-written items'.
+        "as_human": _("passes (judged human as often as the human-written items)"),
+        "more_human": _("judged human more often than the human-written items"),
+        "told_apart": _("told apart from the human-written items, below the detectability line"),
     }
     return labels.get(verdict or "", verdict or "—")
 

@@ -14,7 +14,9 @@ without a score), the item flags, and the evidence-only view (culture-dependence
 permutation test). Agreement intervals (Fleiss' kappa, Krippendorff's alpha overall and per
 group) then moved from an item bootstrap to a rater jackknife, for raters in general
 (tests/analysis/stats/test_rater_agreement.py); their estimates are still held here. Those are
-left out here; every other figure is still held to the old code.
+left out here; every other figure is still held to the old code. A model's Turing verdict now
+follows its test against the human-written items (tests/analysis/stats/test_turing.py), so the
+per-source verdicts are left out too.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ CLUSTERED_BOUND = re.compile(r"(/groups/|/fatigue/bins\[\d+\]/)(.*)(ci_low|ci_hi
 REDEFINED = re.compile(
     r"^/evidence_only/|^/bradley_terry|^/items\[\d+\]/(flags\[|questions/[^/]+/ci_(low|high)$)"
     r"|^/agreement/[^/]+/(fleiss_kappa|krippendorff_alpha[^/]*)/([^/]+/)?ci_(low|high)$"
+    r"|^/turing/by_source/[^/]+/verdict$"
 )
 
 

@@ -6,9 +6,12 @@ import numpy as np
 import pytest
 
 from apps.analysis.stats.bootstrap import Interval
+from apps.analysis.stats.report import compute_results
+from apps.analysis.stats.simulation import simulate_crossed_study
 from apps.analysis.stats.turing import (
     compute_turing_summary,
     d_prime,
+    model_turing_verdict,
     turing_summary,
     turing_verdict,
 )
@@ -146,3 +149,55 @@ def test_turing_summary_of_no_judgments_is_empty_and_inconclusive():
     assert result["accuracy"]["value"] is None
     assert result["d_prime"] is None
     assert result["verdict"] == "inconclusive"
+
+
+def test_a_models_verdict_follows_its_difference_from_the_human_written_items() -> None:
+    hit_rate = {"value": 0.8, "ci_low": 0.75, "ci_high": 0.85}
+    low_hits = {"value": 0.6, "ci_low": 0.55, "ci_high": 0.65}
+    same = {"value": -0.01, "ci_low": -0.08, "ci_high": 0.06, "p_value": 0.7, "p_holm": 1.0}
+    less = {"value": -0.3, "ci_low": -0.4, "ci_high": -0.2, "p_value": 1e-6, "p_holm": 2e-6}
+    more = {"value": 0.2, "ci_low": 0.1, "ci_high": 0.3, "p_value": 1e-4, "p_holm": 2e-4}
+    assert model_turing_verdict(hit_rate, same) == "as_human"
+    assert model_turing_verdict(hit_rate, less) == "detectable"
+    assert model_turing_verdict(low_hits, less) == "told_apart"
+    assert model_turing_verdict(low_hits, more) == "more_human"
+    assert model_turing_verdict(hit_rate, None) == "inconclusive"
+    assert model_turing_verdict(hit_rate, {**same, "value": None}) == "inconclusive"
+    # Holm's p decides; the unadjusted one only where Holm's is missing.
+    assert model_turing_verdict(low_hits, {**less, "p_holm": 0.2}) == "as_human"
+    assert model_turing_verdict(low_hits, {**less, "p_holm": None}) == "told_apart"
+
+
+def test_a_model_judged_human_as_often_as_people_passes_whatever_its_hit_rate() -> None:
+    """The finding: a model judged human 41.8% of the time read "passes (reads as human)" or
+    "told apart" from its hit rate alone. What decides is the human-written items' rate: here
+    they too are judged human about 42% of the time, so raters cannot tell the model from
+    people, while a model judged human 10% of the time is machine-like."""
+    inputs, _ = simulate_crossed_study(
+        np.random.default_rng(5),
+        source_human_rates=(0.418, 0.1, 0.42),
+        items_per_source=20,
+        n_raters=80,
+        turing_share=0.6,
+        discrete=True,
+    )
+    turing = compute_results(inputs, seed=6, rounds=100)["turing"]
+    a, b, human = (turing["by_source"][s] for s in ("model-a", "model-b", "human"))
+    # Independently: each source's share of "person" answers, and their differences.
+    said_human = ~inputs.turing_guess_ai
+    source = np.array(inputs.item_source)[inputs.turing_item]
+    share = {s: said_human[source == s].mean() for s in ("model-a", "model-b", "human")}
+    assert a["vs_human"]["value"] == pytest.approx(share["model-a"] - share["human"], abs=0.03)
+    assert b["vs_human"]["value"] == pytest.approx(share["model-b"] - share["human"], abs=0.03)
+    assert a["vs_human"]["ci_low"] < 0 < a["vs_human"]["ci_high"]
+    assert a["verdict"] == "as_human"
+    assert b["vs_human"]["ci_high"] < 0
+    assert b["accuracy"]["ci_low"] >= 0.7
+    assert b["verdict"] == "detectable"
+    assert human["verdict"] is None
+    # d' per model: its items as signal, the human items as noise.
+    hits = int(inputs.turing_guess_ai[source == "model-b"].sum())
+    misses = int((source == "model-b").sum()) - hits
+    false_alarms = int(inputs.turing_guess_ai[source == "human"].sum())
+    rejections = int((source == "human").sum()) - false_alarms
+    assert b["d_prime"] == pytest.approx(d_prime(hits, misses, false_alarms, rejections))
