@@ -655,10 +655,7 @@ def _turing(
                 }
             )
             # The verdict of a model follows that test, not its hit rate alone.
-            summary["verdict"] = model_turing_verdict(
-                summary.get("accuracy"),
-                summary["vs_human"],  # type: ignore[arg-type]
-            )
+            summary["verdict"] = model_turing_verdict(summary.get("accuracy"), summary["vs_human"])
         else:
             # The human-written items are what the models are compared with: no verdict.
             summary["verdict"] = None

@@ -127,8 +127,8 @@ def turing_verdict(
 
 
 def model_turing_verdict(
-    hit_rate: dict[str, object] | None,
-    vs_human: dict[str, object] | None,
+    hit_rate: object,
+    vs_human: object,
     *,
     threshold: float = DETECTABLE_ACCURACY,
     alpha: float = 0.05,
@@ -146,7 +146,7 @@ def model_turing_verdict(
     - "told_apart": judged human less often (p < alpha), below the line;
     - "inconclusive": no comparison (no human-written items were judged).
     """
-    if not vs_human:
+    if not isinstance(vs_human, dict) or not vs_human:
         return "inconclusive"
     value = vs_human.get("value")
     p = vs_human.get("p_holm")
@@ -160,7 +160,7 @@ def model_turing_verdict(
         return "as_human"
     if value > 0:
         return "more_human"
-    low = (hit_rate or {}).get("ci_low")
+    low = hit_rate.get("ci_low") if isinstance(hit_rate, dict) else None
     if isinstance(low, int | float) and np.isfinite(low) and low >= threshold:
         return "detectable"
     return "told_apart"
