@@ -172,3 +172,32 @@ def browser_context_args(browser_context_args):  # type: ignore[no-untyped-def]
     # The pages' Content-Security-Policy forbids eval, which Playwright's wait_for_function
     # polling needs; the policy itself is asserted on the responses in tests/core/test_security.py.
     return {**browser_context_args, "bypass_csp": True}
+
+
+@pytest.fixture
+def demo_site(builtin_rubrics, settings, tmp_path):  # type: ignore[no-untyped-def]
+    """Both demo studies, seeded for the live server (a few bootstrap rounds keep it quick)."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from apps.content.services.evaluation import content_evaluation_compute
+    from apps.studies.models import Study
+
+    settings.BOOTSTRAP_ROUNDS = 20
+    settings.MEDIA_ROOT = tmp_path / "media"
+    call_command("seed_demo", stdout=StringIO(), stderr=StringIO())
+    content = Study.objects.get(slug="demo-content")
+    content_evaluation_compute(study=content, rounds=20)
+    return {"humor": Study.objects.get(slug="demo"), "content": content}
+
+
+def log_in_as_researcher(page) -> None:  # type: ignore[no-untyped-def]
+    from django.conf import settings
+
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", settings.DEMO_RESEARCHER_USERNAME)
+    page.fill("input[name=password]", settings.DEMO_RESEARCHER_PASSWORD)
+    with page.expect_navigation():
+        page.locator("form button[type=submit]").click()
+    assert "/accounts/login/" not in page.url
