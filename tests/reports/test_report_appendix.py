@@ -214,3 +214,27 @@ def test_the_report_names_the_exclusion_set_by_its_hash(demo_study, result):
     assert f"<code>{excluded.exclusion_hash}</code>" in block
     assert f"<code>{excluded.input_hash}</code>" in block
     assert 'data-status="current"' in block
+
+
+@pytest.mark.parametrize(
+    ("language", "phrases"),
+    [
+        ("en", ("studentized t", "expanded-percentile", "crossed-design", "Wilson", "jackknife")),
+        ("zh-hans", ("学生化 t", "扩展百分位", "交叉设计", "Wilson", "刀切法")),
+    ],
+)
+def test_the_method_text_names_each_intervals_method_as_computed(
+    demo_study, result, language, phrases
+):
+    """Item means are studentized t intervals, item Bradley-Terry scores expanded percentiles,
+    the model comparison a crossed-design t, agreement a rater jackknife: not "every interval is
+    a percentile bootstrap"."""
+    from django.utils import translation
+
+    with translation.override(language):
+        html = services.study_report_html(study=demo_study)
+    method = html[html.index('id="method"') : html.index('id="sample"')]
+    for phrase in phrases:
+        assert phrase in method, phrase
+    assert "Every mean, proportion and score carries a 95% percentile" not in method
+    assert str(result.seed) in method
