@@ -10,6 +10,9 @@ from typing import Any
 from apps.core.errors import LineError
 from apps.core.lines import Record
 
+# Fields with this prefix go into `meta`: "meta.dataset", "meta.split" become
+# {"dataset": ..., "split": ...}. Extra CSV columns go there under their own name.
+META_PREFIX = "meta."
 _TRUE = {"1", "true", "yes"}
 _FALSE = {"0", "false", "no"}
 
@@ -150,3 +153,31 @@ class LineFields:
 
     def raw(self, name: str) -> Any:
         return self.record.fields.get(name)
+
+
+def meta_of(fields: LineFields, known: frozenset[str]) -> dict[str, Any] | None:
+    """The line's `meta` object merged with its `meta.<key>` fields and, in a CSV file, its
+    other columns under their own names; another unknown field of a JSON line is an error naming
+    it (so a typo such as "lnag" is not silently kept). Items and judgments share these rules."""
+    meta = fields.mapping("meta")
+    if meta is None:
+        return None
+    merged = dict(meta)
+    for name, value in fields.record.fields.items():
+        if name in known:
+            continue
+        key = name[len(META_PREFIX) :] if name.startswith(META_PREFIX) else ""
+        if not key and fields.record.from_csv:
+            key = name
+        if not key:
+            fields.error(
+                name,
+                "is not a known field (keep extra data in a 'meta' object or a "
+                f"'{META_PREFIX}{name}' column)",
+            )
+            continue
+        if key in merged:
+            fields.error(name, f"repeats meta key {key!r} given in the 'meta' object")
+            continue
+        merged[key] = value
+    return merged

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from apps.core.errors import LineError
-from apps.core.fields import LineFields
+from apps.core.fields import LineFields, meta_of
 from apps.core.lines import Record, parse_unique_rows
 from apps.studies.languages import LANGUAGE_CODE, normalise
 from apps.studies.models import Item
@@ -38,9 +38,6 @@ ITEM_FIELDS = frozenset(
 )
 # Cells of these columns hold JSON in CSV files.
 ITEM_JSON_COLUMNS = frozenset({"context", "generation", "attention_expected", "meta"})
-# Fields with this prefix go into `meta`: "meta.dataset", "meta.split" become
-# {"dataset": ..., "split": ...}. Extra CSV columns go there under their own name.
-META_PREFIX = "meta."
 MAX_TEXT = 20_000
 # Choices read once (a TextChoices' `values` is rebuilt on every access).
 _LEVELS = frozenset(Item.Level.values)
@@ -99,33 +96,6 @@ def _context(fields: LineFields) -> list[dict[str, str]] | None:
             return None
         turns.append({"role": turn["role"].strip(), "text": turn["text"]})
     return turns
-
-
-def meta_of(fields: LineFields, known: frozenset[str]) -> dict[str, Any] | None:
-    """The line's `meta` object merged with its `meta.<key>` fields; other unknown fields are
-    errors naming them (so a typo such as "lnag" is not silently kept)."""
-    meta = fields.mapping("meta")
-    if meta is None:
-        return None
-    merged = dict(meta)
-    for name, value in fields.record.fields.items():
-        if name in known:
-            continue
-        key = name[len(META_PREFIX) :] if name.startswith(META_PREFIX) else ""
-        if not key and fields.record.from_csv:
-            key = name
-        if not key:
-            fields.error(
-                name,
-                "is not a known field (keep extra data in a 'meta' object or a "
-                f"'{META_PREFIX}{name}' column)",
-            )
-            continue
-        if key in merged:
-            fields.error(name, f"repeats meta key {key!r} given in the 'meta' object")
-            continue
-        merged[key] = value
-    return merged
 
 
 def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
