@@ -46,6 +46,7 @@ from apps.exclusions.services import exclusion_create, exclusion_undo
 from apps.imports.models import ImportJob, ImportKind
 from apps.imports.selectors import import_job_get
 from apps.imports.services import PayloadTooLarge, import_job_create, import_upload_check
+from apps.judgments.importing import JUDGMENT_JSON_COLUMNS
 from apps.judgments.services import study_judgments_import_records
 from apps.reports import services as reports
 from apps.reports.models import ExportFormat
@@ -491,6 +492,7 @@ class StudyJudgmentsApi(ResearcherApi):
             file_in=s.JudgmentsFileIn,
             json_in=s.JudgmentsJsonIn,
             field="judgments",
+            json_columns=JUDGMENT_JSON_COLUMNS,
         )
         if isinstance(records, Response):
             return records

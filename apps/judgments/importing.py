@@ -17,7 +17,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from apps.core.errors import LineError
-from apps.core.fields import LineFields
+from apps.core.fields import LineFields, meta_of
 from apps.core.lines import Record
 from apps.judgments.models import ScoreResponse, TuringJudgment
 from apps.raters.models import UNKNOWN_BACKGROUND, AgeBand
@@ -35,6 +35,10 @@ COMMON_FIELDS = frozenset(
     }
 )
 KINDS = ("score", "pair", "turing")
+# Cells of these columns hold JSON in CSV files.
+JUDGMENT_JSON_COLUMNS = frozenset({"meta"})
+PAIR_FIELDS = COMMON_FIELDS | {"left", "right", "winner"}
+TURING_FIELDS = COMMON_FIELDS | {"item", "guess"}
 # Choices read once (a TextChoices' `values` is rebuilt on every access).
 _AGE_BANDS = frozenset(AgeBand.values)
 _EXPLANATION_MATCHES = frozenset(c for c in ScoreResponse.ExplanationMatch.values if c)
@@ -57,10 +61,19 @@ class ImportContext:
     backgrounds: frozenset[str]
     # The fields a scorecard line may carry (built once, not per line).
     score_fields: frozenset[str] = field(init=False)
+    # Every field some kind of line takes: on a line of another kind it is an error, never
+    # metadata, so a CSV file mixing kinds cannot slip a guess or a winner into a scorecard's meta.
+    judgment_fields: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
         allowed = COMMON_FIELDS | {"item", "explanation_match"} | set(self.questions)
         object.__setattr__(self, "score_fields", allowed)
+        object.__setattr__(self, "judgment_fields", allowed | PAIR_FIELDS | TURING_FIELDS)
+
+    def fields_of(self, kind: str) -> frozenset[str]:
+        if kind == "score":
+            return self.score_fields
+        return PAIR_FIELDS if kind == "pair" else TURING_FIELDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +145,19 @@ def _item_ref(fields: LineFields, name: str, context: ImportContext) -> str | No
     return value
 
 
-def _header(fields: LineFields, context: ImportContext) -> Header | None:
+def _meta(fields: LineFields, kind: str, context: ImportContext) -> dict[str, Any] | None:
+    """The line's metadata, read as an item's (apps.core.fields.meta_of): a `meta` object (a
+    JSON cell in a CSV file), `meta.KEY` fields, and a CSV file's extra columns."""
+    allowed = context.fields_of(kind)
+    for name in fields.record.fields:
+        if name not in allowed and name in context.judgment_fields:
+            fields.error(name, f"is not a field of a {kind} line")
+    return meta_of(fields, context.judgment_fields)
+
+
+def _header(
+    fields: LineFields, context: ImportContext, meta: dict[str, Any] | None
+) -> Header | None:
     rater = fields.string("rater", required=True, max_length=128)
     background = fields.string("background", required=True, max_length=64)
     if (
@@ -149,8 +174,7 @@ def _header(fields: LineFields, context: ImportContext) -> Header | None:
     seconds = fields.number("seconds_into_session", minimum=0)
     active = fields.number("active_seconds", minimum=0)
     submitted_at = fields.timestamp("submitted_at")
-    meta = fields.mapping("meta")
-    if not fields.ok or rater is None or background is None:
+    if not fields.ok or rater is None or background is None or meta is None:
         return None
     return Header(
         fields.record.line,
@@ -165,7 +189,6 @@ def _header(fields: LineFields, context: ImportContext) -> Header | None:
 
 
 def _score(fields: LineFields, header: Header, context: ImportContext) -> ScoreRow | None:
-    fields.reject_unknown(context.score_fields)
     item = _item_ref(fields, "item", context)
     answers: list[tuple[str, int]] = []
     for name, spec in context.questions.items():
@@ -183,7 +206,6 @@ def _score(fields: LineFields, header: Header, context: ImportContext) -> ScoreR
 
 
 def _pair(fields: LineFields, header: Header, context: ImportContext) -> PairRow | None:
-    fields.reject_unknown(COMMON_FIELDS | {"left", "right", "winner"})
     left = _item_ref(fields, "left", context)
     right = _item_ref(fields, "right", context)
     winner = fields.string("winner", required=True, max_length=128)
@@ -204,7 +226,6 @@ def _pair(fields: LineFields, header: Header, context: ImportContext) -> PairRow
 
 
 def _turing(fields: LineFields, header: Header, context: ImportContext) -> TuringRow | None:
-    fields.reject_unknown(COMMON_FIELDS | {"item", "guess"})
     item = _item_ref(fields, "item", context)
     guess = fields.choice("guess", _GUESSES, required=True)
     if not fields.ok or item is None or guess is None:
@@ -223,7 +244,9 @@ def parse_judgments(
             continue
         fields = LineFields(record, parsed.errors)
         kind = fields.choice("kind", KINDS, required=True)
-        header = _header(fields, context)
+        # Without a kind the line's own fields are unknown, so nothing is read as metadata.
+        meta = _meta(fields, kind, context) if kind is not None else {}
+        header = _header(fields, context, meta)
         if kind is None or header is None:
             continue
         row: Row | None

@@ -22,6 +22,7 @@ from apps.core.errors import Conflict, ImportRejected, LineError
 from apps.core.lines import Record, read_records
 from apps.core.progress import ImportProgress, reporting
 from apps.judgments.importing import (
+    JUDGMENT_JSON_COLUMNS,
     ImportContext,
     ImportWarning,
     PairRow,
@@ -155,7 +156,9 @@ def study_judgments_import(
     *, study: Study, data: bytes, filename: str, progress: ImportProgress | None = None
 ) -> JudgmentImportSummary:
     return study_judgments_import_records(
-        study=study, records=read_records(data, filename=filename), progress=progress
+        study=study,
+        records=read_records(data, filename=filename, json_columns=JUDGMENT_JSON_COLUMNS),
+        progress=progress,
     )
 
 

@@ -69,10 +69,10 @@ def counts() -> tuple[int, int, int, int, int, int]:
     )
 
 
-def rejected(study, data: bytes) -> list[tuple[int, str, str]]:  # type: ignore[no-untyped-def]
+def rejected(study, data: bytes, filename: str = "judgments.jsonl") -> list[tuple[int, str, str]]:  # type: ignore[no-untyped-def]
     before = counts()
     with pytest.raises(ImportRejected) as info:
-        study_judgments_import(study=study, data=data, filename="judgments.jsonl")
+        study_judgments_import(study=study, data=data, filename=filename)
     assert counts() == before, "a rejected import must write nothing"
     return [(e.line, e.field, e.message) for e in info.value.errors]
 
@@ -202,3 +202,76 @@ def test_items_of_another_study_are_unknown(study):
     ItemFactory(study=other, external_id="elsewhere")
     errors = rejected(study, jsonl(dict(SCORE, item="elsewhere")))
     assert errors[0][:2] == (1, "item")
+
+
+# A CSV file of all three kinds: a `meta` JSON cell, `meta.KEY` columns and extra columns, all
+# kept in the judgment's `meta` as an item's are (empty cells are absent fields).
+META_CSV = (
+    "kind,rater,background,item,left,right,winner,guess,funniness,meta,meta.batch,worker\n"
+    'score,r01,technical,j1,,,,,5,"{""position"": 2, ""tags"": [""a"", ""笑""]}",b7,w-1\n'
+    "pair,r01,technical,,j1,j2,j2,,,,b7,w-1\n"
+    'turing,r02,technical,j3,,,,ai,,"{""source_row"": 9}",,w-2\n'
+    "score,r02,technical,j2,,,,,3,,,\n"
+)
+
+
+def test_a_csv_file_keeps_meta_cells_meta_columns_and_extra_columns_with_each_judgment(study):
+    summary = study_judgments_import(study=study, data=META_CSV.encode(), filename="j.csv")
+    assert summary.created == {"score": 2, "pair": 1, "turing": 1}
+    scores = {r.item.external_id: r.meta for r in ScoreResponse.objects.select_related("item")}
+    assert scores == {
+        "j1": {"position": 2, "tags": ["a", "笑"], "batch": "b7", "worker": "w-1"},
+        "j2": {},
+    }
+    assert PairJudgment.objects.get().meta == {"batch": "b7", "worker": "w-1"}
+    assert TuringJudgment.objects.get().meta == {"source_row": 9, "worker": "w-2"}
+    # The same file again changes nothing.
+    again = study_judgments_import(study=study, data=META_CSV.encode(), filename="j.csv")
+    assert (again.total_created, again.unchanged) == (0, 4)
+
+
+def test_a_json_line_may_give_meta_keys_as_meta_fields(study):
+    line = dict(TURING, meta={"row": 1}, **{"meta.batch": "b7"})
+    study_judgments_import(study=study, data=jsonl(line), filename="j.jsonl")
+    assert TuringJudgment.objects.get().meta == {"row": 1, "batch": "b7"}
+
+
+@pytest.mark.parametrize(
+    ("meta_cell", "field", "fragment"),
+    [
+        ('"{""position"": 2,"', "meta", "is not valid JSON"),
+        ('"[1, 2]"', "meta", "must be a JSON object"),
+        ('"""two"""', "meta", "must be a JSON object"),
+        ('"{""x"": NaN}"', "meta", "meta.x"),
+        ('"{""x"": 1e999}"', "meta", "meta.x"),
+        ('"{""batch"": ""b1""}"', "meta.batch", "repeats meta key 'batch'"),
+    ],
+)
+def test_a_bad_meta_cell_of_a_csv_file_names_line_and_field_and_stores_nothing(
+    study, meta_cell, field, fragment
+):
+    data = (
+        "kind,rater,background,item,guess,meta,meta.batch\n"
+        "turing,r02,technical,j3,ai,,b0\n"
+        f"turing,r03,technical,j3,human,{meta_cell},b7\n"
+    ).encode()
+    errors = rejected(study, data, "judgments.csv")
+    assert len(errors) == 1, errors
+    line, got_field, message = errors[0]
+    assert (line, got_field) == (3, field)
+    assert fragment in message
+
+
+@pytest.mark.parametrize(
+    ("row", "field", "message"),
+    [
+        ("score,r01,technical,j1,,,,ai,5", "guess", "is not a field of a score line"),
+        ("pair,r01,technical,j3,j1,j2,j2,,", "item", "is not a field of a pair line"),
+        ("turing,r01,technical,j3,,,,ai,4", "funniness", "is not a field of a turing line"),
+    ],
+)
+def test_a_field_of_another_kind_of_judgment_is_an_error_not_meta(study, row, field, message):
+    """In a CSV file mixing kinds, a filled cell that belongs to another kind of line is a
+    mistake in the file, not metadata to keep."""
+    data = f"kind,rater,background,item,left,right,winner,guess,funniness\n{row}\n".encode()
+    assert rejected(study, data, "judgments.csv") == [(2, field, message)]
