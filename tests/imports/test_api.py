@@ -71,6 +71,23 @@ def test_bad_lines_reject_the_whole_import_naming_line_and_field(study, owner):
     assert not ScoreResponse.objects.filter(study=study).exists()
 
 
+def test_a_csv_file_of_judgments_keeps_its_meta_cell_and_extra_columns(study, owner):
+    content = (
+        "kind,rater,background,item,funniness,meta,worker\n"
+        'score,p1,technical,t001,4,"{""row"": 1}",w-1\n'
+        'score,p2,technical,t002,3,"{""row"": ",w-2\n'
+    ).encode()
+    response = token_client(owner).post(URL, file_body(content, "g.csv"), format="multipart")
+    body = assert_error(response, 400, None, "import_rejected")
+    assert body["errors"] == [{"line": 3, "field": "meta", "message": "is not valid JSON"}]
+    assert not ScoreResponse.objects.filter(study=study).exists()
+    fixed = content.replace(b'"{""row"": ",', b'"{""row"": 2}",')
+    response = token_client(owner).post(URL, file_body(fixed, "g.csv"), format="multipart")
+    assert response.status_code == 201, response.content[:300]
+    stored = ScoreResponse.objects.get(study=study, item__external_id="t002")
+    assert stored.meta == {"row": 2, "worker": "w-2"}
+
+
 def test_a_large_file_becomes_a_job_whose_status_shows_the_outcome(
     study, owner, settings, django_capture_on_commit_callbacks
 ):

@@ -124,6 +124,37 @@ def test_a_csv_judgments_job_reads_csv(study, owner):
     assert job.lines_total == 31
 
 
+def _csv_scores_with_meta(bad_meta_on: int | None = None) -> bytes:
+    rows = ["kind,rater,background,item,funniness,meta,meta.position,source_file"]
+    for i in range(30):
+        meta = '"{""row"": %d}"' % i if i != bad_meta_on else '"{""row"": "'
+        rows.append(f"score,p{i},technical,t{i:03d},{1 + i % 7},{meta},{i % 3},grades.tsv")
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_a_csv_judgments_job_keeps_each_judgments_meta(study, owner):
+    job = create(study, owner, "judgments", "g.csv", _csv_scores_with_meta())
+    job = import_job_run(job_id=job.pk)
+    assert job is not None
+    assert job.status == ImportJob.Status.DONE, job.errors
+    stored = ScoreResponse.objects.get(study=study, item__external_id="t004")
+    assert stored.meta == {"row": 4, "position": "1", "source_file": "grades.tsv"}
+
+
+def test_a_csv_judgments_job_with_a_bad_meta_cell_names_line_and_field_and_stores_nothing(
+    study, owner
+):
+    job = create(study, owner, "judgments", "g.csv", _csv_scores_with_meta(bad_meta_on=6))
+    job = import_job_run(job_id=job.pk)
+    assert job is not None
+    assert job.status == ImportJob.Status.FAILED
+    assert [(e["line"], e["field"], e["message"]) for e in job.errors] == [
+        (8, "meta", "is not valid JSON")
+    ]
+    assert job.error == "1 bad line; nothing was imported"
+    assert not ScoreResponse.objects.filter(study=study).exists()
+
+
 @pytest.mark.parametrize(
     ("name", "size_limit", "error"),
     [("grades.txt", None, ImportRejected), ("grades.jsonl", 1024, PayloadTooLarge)],

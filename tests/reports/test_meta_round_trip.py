@@ -1,6 +1,6 @@
-"""Metadata round trip: items and judgments imported with `meta` come back unchanged in every
-results export (JSON document, CSV / JSON-lines item tables, the tables zip, raw judgments) and
-on the researcher's items page."""
+"""Metadata round trip: items and judgments imported with `meta` (from JSON lines or a CSV file)
+come back unchanged in every results export (JSON document, CSV / JSON-lines item tables, the
+tables zip, raw judgments) and on the researcher's items page."""
 
 from __future__ import annotations
 
@@ -103,6 +103,43 @@ def test_the_raw_export_holds_each_judgments_meta(study, tmp_path):
     with_meta = [row for row in rows if row["meta"]]
     assert [(row["rater"], row["item"]) for row in with_meta] == [("r0", "t00")]
     assert json.loads(with_meta[0]["meta"]) == JUDGMENT_META
+
+
+# Score, pair and Turing judgments from one CSV file, their meta given as a JSON cell, as
+# `meta.KEY` columns and as extra columns (every CSV cell is text; the JSON cell keeps its types).
+CSV_JUDGMENTS = (
+    "kind,rater,background,item,left,right,winner,guess,funniness,surprise,meta,meta.batch,worker\n"
+    'score,c1,technical,t01,,,,,4,2,"{""position"": 1, ""tags"": [""x"", ""ü""]}",b2,w-9\n'
+    'pair,c1,technical,,t00,t01,t01,,,,"{""shown"": {""left"": ""t00""}}",b2,\n'
+    "turing,c1,technical,t02,,,,ai,,,,,中文-3\n"
+    "turing,c1,technical,t03,,,,human,,,,,\n"
+)
+CSV_META = {
+    ("score", "t01"): {"position": 1, "tags": ["x", "ü"], "batch": "b2", "worker": "w-9"},
+    ("pair", ""): {"shown": {"left": "t00"}, "batch": "b2"},
+    ("turing", "t02"): {"worker": "中文-3"},
+    ("turing", "t03"): None,
+}
+
+
+def test_the_raw_export_holds_the_meta_of_judgments_imported_from_csv(study, tmp_path):
+    summary = study_judgments_import(
+        study=study, data=CSV_JUDGMENTS.encode(), filename="judgments.csv"
+    )
+    assert summary.created == {"score": 1, "pair": 1, "turing": 2}
+    path = tmp_path / "raw.csv"
+    export_write(study=study, fmt="raw", path=path)
+    rows = [
+        row for row in csv.DictReader(io.StringIO(path.read_text("utf-8"))) if row["rater"] == "c1"
+    ]
+    got: dict[tuple[str, str], list[object]] = {}
+    for row in rows:
+        meta = json.loads(row["meta"]) if row["meta"] else None
+        got.setdefault((row["kind"], row["item"]), []).append(meta)
+    # A scorecard gives a row per question answered, each with the scorecard's meta.
+    assert got == {key: [meta] * (2 if key[0] == "score" else 1) for key, meta in CSV_META.items()}
+    pair = next(row for row in rows if row["kind"] == "pair")
+    assert (pair["left"], pair["right"], pair["winner"]) == ("t00", "t01", "t01")
 
 
 def test_the_items_page_shows_the_meta_under_the_text(study):

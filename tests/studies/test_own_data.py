@@ -138,6 +138,21 @@ def test_item_metadata_and_extra_csv_columns_are_kept(study: Study) -> None:
     assert Item.objects.get(external_id="c1").meta == {"dataset": "crowd-2021", "round": "3"}
 
 
+def test_judgment_metadata_and_extra_csv_columns_are_kept_as_items_are(study: Study) -> None:
+    study_items_import(study=study, data=items(2), filename="items.jsonl")
+    csv = (
+        "kind,rater,background,item,grade,meta,dataset,meta.round\n"
+        'score,a,unknown,t0,2,"{""position"": 3}",crowd-2021,1\n'
+        "score,b,unknown,t1,0,,crowd-2021,\n"
+    ).encode()
+    study_judgments_import(study=study, data=csv, filename="grades.csv")
+    stored = {r.rater.external_id: r.meta for r in ScoreResponse.objects.select_related("rater")}
+    assert stored == {
+        "a": {"position": 3, "dataset": "crowd-2021", "round": "1"},
+        "b": {"dataset": "crowd-2021"},
+    }
+
+
 def test_an_unknown_field_of_a_json_item_line_is_still_an_error(study: Study) -> None:
     from apps.core.errors import ImportRejected
 
