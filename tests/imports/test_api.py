@@ -73,10 +73,10 @@ def test_bad_lines_reject_the_whole_import_naming_line_and_field(study, owner):
 
 def test_a_csv_file_of_judgments_keeps_its_meta_cell_and_extra_columns(study, owner):
     content = (
-        "kind,rater,background,item,funniness,meta,worker\n"
-        'score,p1,technical,t001,4,"{""row"": 1}",w-1\n'
-        'score,p2,technical,t002,3,"{""row"": ",w-2\n'
-    ).encode()
+        b"kind,rater,background,item,funniness,meta,worker\n"
+        b'score,p1,technical,t001,4,"{""row"": 1}",w-1\n'
+        b'score,p2,technical,t002,3,"{""row"": ",w-2\n'
+    )
     response = token_client(owner).post(URL, file_body(content, "g.csv"), format="multipart")
     body = assert_error(response, 400, None, "import_rejected")
     assert body["errors"] == [{"line": 3, "field": "meta", "message": "is not valid JSON"}]

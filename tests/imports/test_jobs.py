@@ -127,7 +127,7 @@ def test_a_csv_judgments_job_reads_csv(study, owner):
 def _csv_scores_with_meta(bad_meta_on: int | None = None) -> bytes:
     rows = ["kind,rater,background,item,funniness,meta,meta.position,source_file"]
     for i in range(30):
-        meta = '"{""row"": %d}"' % i if i != bad_meta_on else '"{""row"": "'
+        meta = f'"{{""row"": {i}}}"' if i != bad_meta_on else '"{""row"": "'
         rows.append(f"score,p{i},technical,t{i:03d},{1 + i % 7},{meta},{i % 3},grades.tsv")
     return ("\n".join(rows) + "\n").encode()
 

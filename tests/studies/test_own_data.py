@@ -141,10 +141,10 @@ def test_item_metadata_and_extra_csv_columns_are_kept(study: Study) -> None:
 def test_judgment_metadata_and_extra_csv_columns_are_kept_as_items_are(study: Study) -> None:
     study_items_import(study=study, data=items(2), filename="items.jsonl")
     csv = (
-        "kind,rater,background,item,grade,meta,dataset,meta.round\n"
-        'score,a,unknown,t0,2,"{""position"": 3}",crowd-2021,1\n'
-        "score,b,unknown,t1,0,,crowd-2021,\n"
-    ).encode()
+        b"kind,rater,background,item,grade,meta,dataset,meta.round\n"
+        b'score,a,unknown,t0,2,"{""position"": 3}",crowd-2021,1\n'
+        b"score,b,unknown,t1,0,,crowd-2021,\n"
+    )
     study_judgments_import(study=study, data=csv, filename="grades.csv")
     stored = {r.rater.external_id: r.meta for r in ScoreResponse.objects.select_related("rater")}
     assert stored == {

@@ -10,11 +10,11 @@ from apps.studies.selectors import study_get_by_slug
 
 
 class Command(BaseCommand):
-    help = "Import judgments collected elsewhere (JSONL); nothing is written if any line is bad."
+    help = "Import judgments collected elsewhere (JSONL or CSV); nothing is written if any line is bad."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", help="Study slug")
-        parser.add_argument("file", help="Judgments file (.jsonl)")
+        parser.add_argument("file", help="Judgments file (.jsonl or .csv)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         with command_errors():
