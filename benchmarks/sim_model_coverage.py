@@ -9,6 +9,8 @@ general rated by raters in general:
 * source means (items and raters random), their differences, leniency-adjusted means;
 * model-level Bradley-Terry strengths and differences, ``p_a_beats_b`` (direct share);
 * judged-human rates and differences;
+* the simultaneous (Bonferroni) intervals of each family of differences, counted per study:
+  every difference inside its interval at once;
 * the fixed-items interval against the same estimand (it is not built for it: it holds the
   items fixed), to show why the default interval must treat items as random;
 * the naive two-way ("pigeonhole") bootstrap, resampling items and raters independently
@@ -136,6 +138,13 @@ SCENARIOS: dict[str, dict[str, float]] = {
 }
 
 
+def _record_joint(joint: dict[str, bool], name: str, interval: dict | None, target: float) -> None:
+    low = None if interval is None else interval.get("ci_low")
+    high = None if interval is None else interval.get("ci_high")
+    inside = low is not None and high is not None and low <= target <= high
+    joint[name] = joint.get(name, True) and inside
+
+
 def model_coverage(
     reps: int, rounds: int, rng: np.random.Generator, setup: dict[str, float]
 ) -> tuple[dict[str, list[bool]], float]:
@@ -165,8 +174,39 @@ def model_coverage(
             record("model BT strength", b["ci_low"], b["ci_high"], truth.bt[i])
             j = entry["judged_human"]
             record("judged-human rate", j["ci_low"], j["ci_high"], truth.judged_human[i])
+        # The simultaneous (Bonferroni) intervals: a study counts when every difference of the
+        # family lies inside its interval at once.
+        joint: dict[str, bool] = {}
+
         for row in result["differences"]:
             a, b = k[row["a"]], k[row["b"]]
+            if row["question"] == "funniness":
+                _record_joint(
+                    joint,
+                    "mean differences, all at once (simultaneous)",
+                    row["simultaneous"],
+                    truth.mean[a] - truth.mean[b],
+                )
+            elif row["question"] == "bt":
+                _record_joint(
+                    joint,
+                    "model BT differences, all at once (simultaneous)",
+                    row["simultaneous"],
+                    truth.bt[a] - truth.bt[b],
+                )
+                _record_joint(
+                    joint,
+                    "p_a_beats_b, all at once (simultaneous)",
+                    row["p_a_beats_b"]["simultaneous"],
+                    truth.p_beats[a, b],
+                )
+            elif row["question"] == "judged_human":
+                _record_joint(
+                    joint,
+                    "judged-human differences, all at once (simultaneous)",
+                    row["simultaneous"],
+                    truth.judged_human[a] - truth.judged_human[b],
+                )
             if row["question"] == "funniness":
                 target = truth.mean[a] - truth.mean[b]
                 record("mean difference", row["ci_low"], row["ci_high"], target)
@@ -178,6 +218,8 @@ def model_coverage(
             elif row["question"] == "judged_human":
                 target = truth.judged_human[a] - truth.judged_human[b]
                 record("judged-human difference", row["ci_low"], row["ci_high"], target)
+        for name, inside in joint.items():
+            hits.setdefault(name, []).append(inside)
         means_ci, diffs_ci = pigeonhole_intervals(inputs, truth.sources, rounds, rng)
         for i in range(len(truth.sources)):
             record("pigeonhole bootstrap: mean", means_ci[0, i], means_ci[1, i], truth.mean[i])

@@ -409,6 +409,11 @@ MODELS_COLUMNS = [
     "p_holm",
     "n_items",
     "n_raters",
+    # A difference's simultaneous interval (Bonferroni over its family: one view, one measure).
+    "simultaneous_ci_low",
+    "simultaneous_ci_high",
+    # "undefeated" / "never_won" on a source's bt, "no_finite_strength" on a difference.
+    "flag",
 ]
 
 
@@ -450,11 +455,26 @@ def models_table(document: dict[str, Any], order: Sequence[str] | None = None) -
                         None,
                         None,
                         *counts,
+                        None,
+                        None,
+                        _get(stats, "flag"),
                     ]
                 )
             rank = entry.get("rank") or {}
             rows.append(
-                [*base, "rank", None, rank.get("low"), rank.get("high"), None, None, *counts]
+                [
+                    *base,
+                    "rank",
+                    None,
+                    rank.get("low"),
+                    rank.get("high"),
+                    None,
+                    None,
+                    *counts,
+                    None,
+                    None,
+                    None,
+                ]
             )
         for diff in view.get("differences") or []:
             head = [dimension, name, "difference", diff.get("a"), diff.get("b")]
@@ -469,6 +489,9 @@ def models_table(document: dict[str, Any], order: Sequence[str] | None = None) -
                     diff.get("p_holm"),
                     None,
                     None,
+                    _get(diff, "simultaneous", "ci_low"),
+                    _get(diff, "simultaneous", "ci_high"),
+                    diff.get("flag"),
                 ]
             )
             beats = diff.get("p_a_beats_b")
@@ -483,6 +506,9 @@ def models_table(document: dict[str, Any], order: Sequence[str] | None = None) -
                         None,
                         None,
                         None,
+                        None,
+                        _get(beats, "simultaneous", "ci_low"),
+                        _get(beats, "simultaneous", "ci_high"),
                         None,
                     ]
                 )

@@ -586,6 +586,11 @@ def _models(
                 if row.get("question") == "judged_human"
                 else fmt_interval(row),
                 "p_holm": fmt(row.get("p_holm"), 3),
+                "simultaneous": DASH
+                if not row.get("simultaneous")
+                else fmt_percent(row["simultaneous"])
+                if row.get("question") == "judged_human"
+                else fmt_interval(row["simultaneous"]),
                 "p_a_beats_b": fmt_percent(row.get("p_a_beats_b"))
                 if row.get("p_a_beats_b")
                 else DASH,

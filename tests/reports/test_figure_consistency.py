@@ -272,10 +272,21 @@ def figures(ctx: Ctx) -> Iterator[Figure]:
             base = ("models", key, "differences", diff["a"], diff["b"], diff["question"])
             yield Figure("difference", base, diff, p)
             yield Figure("difference.p_holm", (*base, "p_holm"), _as_parts(diff.get("p_holm")), p)
+            if diff.get("simultaneous"):
+                yield Figure(
+                    "difference.simultaneous", (*base, "simultaneous"), diff["simultaneous"], p
+                )
             if diff.get("p_a_beats_b"):
                 yield Figure(
                     "difference.p_a_beats_b", (*base, "p_a_beats_b"), diff["p_a_beats_b"], p
                 )
+                if diff["p_a_beats_b"].get("simultaneous"):
+                    yield Figure(
+                        "difference.p_a_beats_b_simultaneous",
+                        (*base, "p_a_beats_b", "simultaneous"),
+                        diff["p_a_beats_b"]["simultaneous"],
+                        p,
+                    )
     scopes = [("", doc.get("bradley_terry") or [])]
     scopes += sorted((doc.get("bradley_terry_by_level") or {}).items())
     for scope, rows in scopes:
@@ -789,6 +800,36 @@ def _difference_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     elif f.family == "difference.p_holm":
         column, parts, pct, digits = "p (Holm)", ("value",), False, 3
         data = Data("export", "models", {**where, "measure": m}, ("p_holm",), ("value",))
+    elif f.family == "difference.simultaneous":
+        column, parts, pct, digits = (
+            "A − B, simultaneous 95% CI",
+            INTERVAL,
+            m == "judged_human",
+            1 if m == "judged_human" else 2,
+        )
+        data = Data(
+            "export",
+            "models",
+            {**where, "measure": m},
+            ("value", "simultaneous_ci_low", "simultaneous_ci_high"),
+        )
+    elif f.family == "difference.p_a_beats_b_simultaneous":
+        data = Data(
+            "export",
+            "models",
+            {**where, "measure": "p_a_beats_b"},
+            ("value", "simultaneous_ci_low", "simultaneous_ci_high"),
+        )
+        reason = Omit(
+            "the pages give each pair's probability with its own interval; the simultaneous "
+            "ones are in the data exports"
+        )
+        return {
+            "page": reason,
+            "report": reason,
+            "export": data,
+            "csv": Data("csv:models", "models", data.where, data.columns, data.parts),
+        }
     else:
         column, parts, pct, digits = "P(A's item beats B's) [95% CI]", INTERVAL, True, 1
         data = Data(

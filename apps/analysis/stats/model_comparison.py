@@ -31,7 +31,8 @@ Per view (overall, per level, per humor type, per language), per source:
 probability that a random joke of A beats a random joke of B judged by a random rater: the share
 of A-B judgments A won, items and raters random, or the BT-implied probability when the two
 never met) and on ``judged_human``; ``p_value`` from the t statistic and ``p_holm`` adjusted by
-Holm within the view's family of one question.
+Holm within the view's family of one question; ``simultaneous``, the family's Bonferroni t
+intervals (on ``p_a_beats_b`` too), which hold for all its differences together.
 """
 
 from __future__ import annotations
@@ -353,7 +354,7 @@ class _Comparison:
                     lo2, hi2, p2 = t_interval(adj_diff, adj_var, df, self.level)
                     row["adjusted"] = _interval(adj_diff, lo2, hi2, p_value=p2)
                 rows_out.append(row)
-            _holm_rows(rows_out)
+            _holm_rows(rows_out, self.level)
             differences.extend(rows_out)
             if name == inputs.primary_question:
                 primary_means[name] = (estimates, covs, block.df(np.any(selections, axis=0)))
@@ -485,7 +486,9 @@ class _Comparison:
             if ridge_only[a] or ridge_only[b]:
                 row["flag"] = "no_finite_strength"
             rows_out.append(row)
-        _holm_rows(rows_out)
+        _holm_rows(rows_out, self.level)
+        for row in rows_out:
+            self._p_beats_simultaneous(row)
         differences.extend(rows_out)
         return beta, covs, df
 
@@ -527,8 +530,39 @@ class _Comparison:
             df = self.pair_block.df(met_rows)
             lo, hi, _ = t_interval(shares[k], var, df, self.level)
             lo, hi = _bounded(shares[k], lo, hi, max(df + 1, 1), self.level)
-            out.append(_interval(shares[k], lo, hi, basis="direct", n=int(met_rows.sum())))
+            out.append(
+                _interval(
+                    shares[k],
+                    lo,
+                    hi,
+                    basis="direct",
+                    n=int(met_rows.sum()),
+                    se=math.sqrt(var) if var >= 0 else float("nan"),
+                    df=df,
+                )
+            )
         return out
+
+    def _p_beats_simultaneous(self, row: dict[str, Any]) -> None:
+        """`p_a_beats_b`'s interval adjusted like its difference's (same family, same level)."""
+        beats, joint = row.get("p_a_beats_b"), row.get("simultaneous")
+        if not beats or not joint or beats.get("value") is None:
+            if beats:
+                beats["simultaneous"] = None
+            return
+        if beats.get("basis") == "bt":
+            low, high = _logistic(joint["ci_low"]), _logistic(joint["ci_high"])
+        else:
+            level = _family_level(self.level, joint["family"])
+            se, df = beats.get("se"), beats.get("df")
+            if se is None or df is None:
+                beats["simultaneous"] = None
+                return
+            low, high, _ = t_interval(beats["value"], float(se) ** 2, float(df), level)
+            low, high = _bounded(beats["value"], low, high, max(int(df) + 1, 1), level)
+        beats["simultaneous"] = _interval(
+            beats["value"], low, high, method="bonferroni", family=joint["family"]
+        )
 
     def _judged_human(
         self,
@@ -584,7 +618,7 @@ class _Comparison:
                     **_interval(diff, low, high, se=math.sqrt(var), df=df, p_value=p),
                 }
             )
-        _holm_rows(rows_out)
+        _holm_rows(rows_out, self.level)
         differences.extend(rows_out)
 
 
@@ -592,10 +626,30 @@ def _logistic(x: float) -> float:
     return float(expit(x)) if math.isfinite(x) else float("nan")
 
 
-def _holm_rows(rows: list[dict[str, Any]]) -> None:
-    adjusted = holm([np.nan if r.get("p_value") is None else r["p_value"] for r in rows])
+def _family_level(level: float, family: int) -> float:
+    """Bonferroni's per-comparison level that makes `family` intervals hold jointly."""
+    return 1.0 - (1.0 - level) / max(family, 1)
+
+
+def _holm_rows(rows: list[dict[str, Any]], level: float) -> None:
+    """Adjust a family (one view, one measure) for its number of comparisons: Holm's p-values,
+    and simultaneous intervals (Bonferroni t intervals at level 1 - (1 - level) / m, m the
+    comparisons that have a p-value) that cover all the family's differences together with
+    probability >= level. An interval that excludes 0 implies Holm's p < 1 - level (Holm
+    rejects whatever Bonferroni does), so the two never contradict each other."""
+    p_values = [np.nan if r.get("p_value") is None else r["p_value"] for r in rows]
+    adjusted = holm(p_values)
+    family = int(np.isfinite(np.asarray(p_values, dtype=float)).sum())
+    joint = _family_level(level, family)
     for row, p in zip(rows, adjusted, strict=True):
         row["p_holm"] = _num(p)
+        value, se, df = row.get("value"), row.get("se"), row.get("df")
+        row["simultaneous"] = None
+        if value is not None and se is not None and df is not None and family:
+            low, high, _ = t_interval(float(value), float(se) ** 2, float(df), joint)
+            row["simultaneous"] = _interval(
+                float(value), low, high, method="bonferroni", family=family, level=level
+            )
 
 
 def _simultaneous_ranks(
