@@ -3,7 +3,7 @@
 It answers the same chat messages as an endpoint (the `chat.Generator` interface). The model
 comes from the server's settings only, never from a page or a run: the text models' causal LM
 (apps.textmodels, shared with screening), or the folder GENERATION_LOCAL_MODEL_PATH names,
-loaded once per process from local files. A tokenizer with a chat template
+loaded once per process from local files by the same registry. A tokenizer with a chat template
 formats the messages with it; one without (a plain causal LM) gets "role: text" lines and an
 "assistant:" cue. Sampling uses the run's temperature and top_p, and the seed through a
 dedicated torch generator, so the same seed gives the same tokens on the same machine.
@@ -11,9 +11,7 @@ dedicated torch generator, so the same seed gives the same tokens on the same ma
 
 from __future__ import annotations
 
-import functools
 import inspect
-import os
 import re
 import time
 from collections.abc import Callable
@@ -23,19 +21,16 @@ from typing import Any
 from apps.generation.chat import CallFailed, Reply, Sampling
 
 
-@functools.cache
-def load_local_model(model_path: str, threads: int) -> tuple[Any, Any]:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+def _load(model_path: str) -> tuple[Any, Any]:
+    """A local folder's model through the text models' loader and per-process cache (one copy
+    per worker whoever asks: generation, screening or content)."""
+    from apps.textmodels.registry import ModelUnavailable, causal_lm, causal_lm_info_at
 
-    torch.set_num_threads(threads)
-    tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(
-        model_path, local_files_only=True, dtype=torch.float32
-    )
-    model.eval()
-    return tokenizer, model
+    try:
+        lm = causal_lm(causal_lm_info_at(model_path))
+    except ModelUnavailable as exc:
+        raise OSError(str(exc)) from None
+    return lm.tokenizer, lm.model
 
 
 def plain_prompt(messages: list[dict[str, str]]) -> str:
@@ -56,10 +51,9 @@ def cut_at_next_turn(text: str) -> tuple[str, bool]:
 @dataclass(frozen=True)
 class LocalModel:
     model_path: str
-    threads: int = 1
     name: str = ""
-    # Gives (tokenizer, model) already loaded elsewhere (the text models' shared causal LM);
-    # None loads `model_path`.
+    # Gives (tokenizer, model): the text models' configured causal LM; None loads `model_path`
+    # (through the same registry).
     loader: Callable[[], tuple[Any, Any]] | None = None
 
     def complete(self, messages: list[dict[str, str]], sampling: Sampling) -> Reply:
@@ -70,7 +64,7 @@ class LocalModel:
             if self.loader is not None:
                 tokenizer, model = self.loader()
             else:
-                tokenizer, model = load_local_model(self.model_path, self.threads)
+                tokenizer, model = _load(self.model_path)
         except (OSError, ValueError) as exc:
             raise CallFailed(f"the local model cannot be loaded: {exc}", retryable=False) from None
         if getattr(tokenizer, "chat_template", None):

@@ -571,7 +571,6 @@ def generator_for(endpoint: ModelEndpoint, run: GenerationRun) -> Generator:
         source = local_source()
         return LocalModel(
             model_path=source.path,
-            threads=settings.TORCH_THREADS,
             name=source.name,
             loader=None if source.path else _shared_causal_lm,
         )

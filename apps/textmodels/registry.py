@@ -119,6 +119,13 @@ def causal_lm_info() -> ModelInfo:
     )
 
 
+def causal_lm_info_at(path: str, *, languages: Sequence[str] = (), int8: bool = False) -> ModelInfo:
+    """A causal language model in another local folder than the configured one (generation's
+    GENERATION_LOCAL_MODEL_PATH): loaded by the same loader, into the same per-process cache."""
+    unavailable = "" if Path(path).is_dir() else f"no model folder at {path}"
+    return ModelInfo("causal_lm", path, path, tuple(languages), int8, "transformers", unavailable)
+
+
 def embedding_info() -> ModelInfo:
     configured = str(settings.EMBEDDING_MODEL_PATH).strip()
     languages = tuple(settings.EMBEDDING_MODEL_LANGUAGES)

@@ -135,3 +135,30 @@ def test_a_plain_models_answer_ends_where_it_starts_writing_the_next_turn() -> N
         False,
     )
     assert cut_at_next_turn("笑话。\n User : 再来") == ("笑话。", True)
+
+
+def test_a_folder_of_its_own_loads_through_the_text_models_registry_once_per_process(
+    tiny_gpt2: Path, settings: Any
+) -> None:
+    """GENERATION_LOCAL_MODEL_PATH names a folder: the model is the one the text models'
+    registry loads and caches for that folder (screening pointed at it gets the same copy)."""
+    from apps.textmodels.registry import causal_lm, causal_lm_info_at
+
+    settings.GENERATION_LOCAL_MODEL_PATH = str(tiny_gpt2)
+    shared = causal_lm(causal_lm_info_at(str(tiny_gpt2)))
+    model = LocalModel(model_path=str(tiny_gpt2))
+    reply = model.complete([{"role": "user", "content": "cats"}], Sampling(1.0, 1.0, 3, seed=1))
+    assert reply.completion_tokens is not None
+    from apps.generation import local
+
+    tokenizer, loaded = local._load(str(tiny_gpt2))
+    assert loaded is shared.model
+    assert tokenizer is shared.tokenizer
+
+
+def test_a_missing_folder_is_a_clear_failure_not_a_crash(tmp_path: Path) -> None:
+    from apps.generation.chat import CallFailed
+
+    model = LocalModel(model_path=str(tmp_path / "nowhere"))
+    with pytest.raises(CallFailed, match="no model folder at"):
+        model.complete([{"role": "user", "content": "cats"}], Sampling(1.0, 1.0, 3, seed=1))
