@@ -35,7 +35,16 @@ from apps.raters.models import BackgroundGroup
 from apps.reports import sections, writers
 from apps.reports.models import ExportFormat, ExportJob, ExportLanguage
 from apps.reports.selectors import RAW_COLUMNS, raw_judgment_count, raw_judgment_rows
+from apps.reports.stored_tables import (
+    BUILDERS,
+    content_tables,
+    screening_tables,
+    stored_provenance_rows,
+)
 from apps.reports.tables import (
+    CONTENT_TABLE_NAMES,
+    PROVENANCE,
+    SCREENING_TABLE_NAMES,
     SELECTABLE_TABLES,
     Table,
     provenance_table,
@@ -115,17 +124,41 @@ def _question_order(study: Study) -> list[str]:
 
 
 def study_result_tables(*, study: Study, document: dict[str, Any] | None = None) -> list[Table]:
-    """Every results table, then provenance (the last sheet of the workbook, a CSV in the zip)."""
+    """Every results table, the content evaluation's and the pre-screening's (read through their
+    selectors, as the report reads them), then provenance (the last sheet of the workbook, a CSV
+    in the zip)."""
     document = document if document is not None else study_result_document(study=study)
-    tables = result_tables(document, _question_order(study))
-    return [*tables, provenance_table(document, study=study.slug)]
+    content, screening = _content_evaluation(study), _screening(study)
+    return [
+        *result_tables(document, _question_order(study)),
+        *content_tables(content),
+        *screening_tables(screening),
+        _provenance(study, document, content, screening),
+    ]
+
+
+def _provenance(
+    study: Study,
+    document: dict[str, Any],
+    content: dict[str, Any] | None,
+    screening: dict[str, Any] | None,
+) -> Table:
+    more = stored_provenance_rows(content=content, screening=screening)
+    return provenance_table(document, study=study.slug, more=more)
 
 
 def study_table_csv(*, study: Study, name: str) -> str:
     name = export_table_parse(name)
+    # The stored records' tables need no results document, only their own record.
+    if name in CONTENT_TABLE_NAMES:
+        return writers.table_csv(BUILDERS[name](_content_evaluation(study)))
+    if name in SCREENING_TABLE_NAMES:
+        return writers.table_csv(BUILDERS[name](_screening(study)))
     document = study_result_document(study=study)
-    if name == "provenance":
-        return writers.table_csv(provenance_table(document, study=study.slug))
+    if name == PROVENANCE:
+        return writers.table_csv(
+            _provenance(study, document, _content_evaluation(study), _screening(study))
+        )
     return writers.table_csv(result_table(document, name, _question_order(study)))
 
 
@@ -191,28 +224,51 @@ def _screening(study: Study) -> dict[str, Any] | None:
         else {
             "pk": run.pk,
             "status": run.get_status_display(),
+            "status_code": run.status,
             "top_k": run.top_k,
+            "l1_keep": run.l1_keep,
+            "l1_min_score": run.l1_min_score,
             "judge_model": run.judge_model,
+            "judge_min": run.judge_min,
+            "rerun_of": run.rerun_of_id,
             "created_at": run.created_at.isoformat(timespec="minutes"),
+            "started": run.created_at,
+            "finished_at": run.finished_at,
         },
         "stages": stages,
         "calibrations": [
             {
                 "scope": row.scope,
                 "is_default": row.is_default,
+                "applicable": row.applicable,
                 "applied": row.applied,
+                "not_applicable_reason": row.not_applicable_reason,
                 "n_items": row.n_items,
                 "cv_spearman": row.cv_spearman,
+                "cv_spearman_low": row.cv_spearman_low,
+                "cv_spearman_high": row.cv_spearman_high,
                 "r2": row.r2,
                 "a": row.a,
                 "b": row.b,
                 "c": row.c,
                 "intercept": row.intercept,
+                "intervals": row.intervals,
+                "data_hash": row.data_hash,
+                "created_at": row.created_at,
             }
             for row in calibrations_current(study=study)
         ],
         "comparisons": judge_comparisons(study=study),
         "tiers": (tiers.payload or {}).get("tiers") if tiers is not None else [],
+        "tiers_record": None
+        if tiers is None
+        else {
+            "question": (tiers.payload or {}).get("question"),
+            "rated_items": (tiers.payload or {}).get("rated_items"),
+            "seed": tiers.seed,
+            "rounds": tiers.rounds,
+            "computed_at": tiers.computed_at,
+        },
         "held": Item.objects.filter(study=study, stage=Item.Stage.HELD).count(),
     }
     if run is None and not (found["calibrations"] or found["comparisons"] or found["tiers"]):

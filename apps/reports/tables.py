@@ -2,7 +2,8 @@
 
 Pure: a dict in, lists of rows out, no Django, no files. The CSV, XLSX and zip writers all read
 these tables, so every tabular export carries the same numbers, unrounded, as the stored payload.
-Missing numbers stay None (an empty cell), never 0.
+Missing numbers stay None (an empty cell), never 0. The tables of the records stored apart from
+the document (the content evaluation, the pre-screening) are built in `stored_tables`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from apps.analysis import labels
 from apps.analysis.exports import item_rows
 from apps.analysis.stats.report import GROUP_DIMENSIONS, RATER_DIMENSIONS
 
-TABLE_NAMES = (
+# The tables of the results document (result_tables builds them, in this order).
+RESULT_TABLE_NAMES = (
     "bradley_terry",
     "bradley_terry_by_level",
     "items",
@@ -29,6 +31,24 @@ TABLE_NAMES = (
     "diagnostics",
     "warnings",
 )
+# The content evaluation (apps/content) and the pre-screening (apps/screening), stored apart from
+# the document and written beside its tables (apps/reports/stored_tables.py builds them). Every
+# study has them, without rows when it has no such record.
+CONTENT_TABLE_NAMES = (
+    "content_weights",
+    "content_independence",
+    "content_against_humans",
+    "content_tiers",
+)
+SCREENING_TABLE_NAMES = (
+    "screening_run",
+    "screening_stages",
+    "screening_calibration",
+    "screening_judge",
+    "screening_tiers",
+)
+# Every table of the workbook and the zip, in their order (provenance comes last).
+TABLE_NAMES = (*RESULT_TABLE_NAMES, *CONTENT_TABLE_NAMES, *SCREENING_TABLE_NAMES)
 PROVENANCE = "provenance"
 # Names a caller may ask for one at a time (a single CSV).
 SELECTABLE_TABLES = (*TABLE_NAMES, PROVENANCE)
@@ -373,8 +393,11 @@ def warnings_table(document: dict[str, Any]) -> Table:
     return Table("warnings", columns, rows)
 
 
-def provenance_table(document: dict[str, Any], *, study: str = "") -> Table:
-    """What a reader needs to trust and reproduce the numbers; one key per row."""
+def provenance_table(
+    document: dict[str, Any], *, study: str = "", more: Sequence[list[Any]] = ()
+) -> Table:
+    """What a reader needs to trust and reproduce the numbers; one key per row (`more`: the
+    provenance of the records stored apart, stored_tables.stored_provenance_rows)."""
     rows: list[list[Any]] = [
         ["study", study or document.get("study")],
         ["seed", document.get("seed")],
@@ -391,6 +414,7 @@ def provenance_table(document: dict[str, Any], *, study: str = "") -> Table:
         [f"software_{key}", value]
         for key, value in sorted((document.get("software") or {}).items())
     ]
+    rows += [list(row) for row in more]
     return Table(PROVENANCE, ["key", "value"], rows)
 
 
@@ -516,7 +540,8 @@ def models_table(document: dict[str, Any], order: Sequence[str] | None = None) -
 
 
 def result_tables(document: dict[str, Any], order: Sequence[str] | None = None) -> list[Table]:
-    """Every table, in TABLE_NAMES order; `order` is the rubric's question order."""
+    """Every table of the document, in RESULT_TABLE_NAMES order; `order` is the rubric's
+    question order."""
     groups = [group_table(document, dimension, order) for dimension in GROUP_DIMENSIONS]
     tables = [
         bradley_terry_table(document),
@@ -531,12 +556,13 @@ def result_tables(document: dict[str, Any], order: Sequence[str] | None = None) 
         diagnostics_table(document),
         warnings_table(document),
     ]
-    assert tuple(table.name for table in tables) == TABLE_NAMES
+    assert tuple(table.name for table in tables) == RESULT_TABLE_NAMES
     return tables
 
 
 def result_table(document: dict[str, Any], name: str, order: Sequence[str] | None = None) -> Table:
-    """One table by name (KeyError for an unknown name: callers validate against TABLE_NAMES)."""
+    """One table of the document by name (KeyError for an unknown name: callers validate against
+    RESULT_TABLE_NAMES)."""
     if name == PROVENANCE:
         return provenance_table(document)
     if name.startswith("groups_") and name[len("groups_") :] in GROUP_DIMENSIONS:

@@ -19,7 +19,13 @@ from apps.analysis.services import study_aggregate
 from apps.core.errors import DomainError, NotFound
 from apps.reports import services, writers
 from apps.reports.services import export_write, study_table_csv
-from apps.reports.tables import SELECTABLE_TABLES, TABLE_NAMES, Table, result_tables
+from apps.reports.tables import (
+    RESULT_TABLE_NAMES,
+    SELECTABLE_TABLES,
+    TABLE_NAMES,
+    Table,
+    result_tables,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -235,7 +241,7 @@ def test_an_unknown_format_is_refused(demo_study, tmp_path):
 
 def test_tables_of_an_empty_document_are_empty_not_an_error():
     tables = result_tables({})
-    assert [table.name for table in tables] == list(TABLE_NAMES)
+    assert [table.name for table in tables] == list(RESULT_TABLE_NAMES)
     assert all(table.rows == [] for table in tables)
 
 
