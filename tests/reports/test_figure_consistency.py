@@ -89,8 +89,8 @@ class Marked:
 @dataclass(frozen=True)
 class Data:
     """A row of a table of the data formats (`export`: the XLSX sheet and the zip's CSV of that
-    name; `csv:<name>`: a results page's download), unrounded: `columns` hold the figure's
-    `parts` in order."""
+    name; `csv:<name>`: a results page's download; `direct:<name>`: that table alone as CSV, the
+    exports page's link), unrounded: `columns` hold the figure's `parts` in order."""
 
     output: str
     table: str
@@ -1584,6 +1584,11 @@ class Outputs:
                 services.export_write(study=self.study, fmt=name, path=path)
                 read = outputs.xlsx_tables if name == "xlsx" else outputs.zip_tables
                 self._data[name] = read(path)
+            elif name.startswith("direct:"):
+                # One table of the exports as CSV, as the exports page links it.
+                table = name.split(":", 1)[1]
+                text = self._get(f"exports/direct/csv?table={table}")
+                self._data[name] = {table: outputs.csv_rows(text)}
             else:
                 csv_name = name.split(":", 1)[1]
                 text = self._get(f"results/data/{csv_name}.csv?view=all")
@@ -1860,12 +1865,8 @@ def test_the_pdf_shows_every_number_and_heading_of_the_html_report(
     assert not lost, f"headings of the HTML report missing from the PDF: {lost}"
 
 
-# --- the content evaluation: stored apart from the results document ----------------------------
+# --- the content evaluation: stored apart from the results document, exported beside it --------
 
-CONTENT_APART = (
-    "the data exports are the tables of the results document; the content evaluation is "
-    "stored and recomputed apart from it (its page and the report show it)"
-)
 DIMENSIONS = ("fluency", "informativeness", "originality")
 MATRIX_TITLES = {
     "human": "Are the human dimensions independent?",
@@ -1935,30 +1936,43 @@ def content_figures(payload: dict[str, Any]) -> Iterator[Figure]:
                 {**p, "measure": measure, "digits": digits},
             )
     counts = payload.get("counts") or {}
-    yield Figure(
-        "content.counts",
-        ("content", "counts"),
-        {"n": counts.get("items"), "n_pairs": counts.get("scorecards")},
-    )
+    for key in ("items", "scorecards"):
+        yield Figure(
+            "content.counts", ("content", "counts", key), {"n": counts.get(key)}, {"key": key}
+        )
+
+
+def _data(
+    table: str, where: dict[str, Any], columns: tuple[str, ...], parts: tuple[str, ...]
+) -> dict[str, Place]:
+    """The figure's row in the workbook and the zip (`export`) and in its table's own CSV."""
+    return {
+        "export": Data("export", table, where, columns, parts),
+        "csv": Data(f"direct:{table}", table, where, columns, parts),
+    }
 
 
 def _content_places(f: Figure) -> dict[str, Place]:
     family, p = f.family, f.params
-    apart = {"export": Omit(CONTENT_APART), "csv": Omit(CONTENT_APART)}
     if family.startswith("content.weight"):
         heading, first = "Weights per content type", "Content type"
         row = ("data-content-type", p["content_type"])
         column, parts, pct, digits = "", INTERVAL[:1], False, None
+        where = {"content_type": p["content_type"]}
         if family == "content.weight":
             column = labels.question_label(p["dimension"])
+            apart = _data("content_weights", where, (f"{p['dimension']}_weight",), parts)
         elif family == "content.weight_items":
             column, parts = "Items", ("n",)
+            apart = _data("content_weights", where, ("n_items",), parts)
         elif family == "content.weight_rows":
             page = Cell("content", heading, first, row, "Scorecards (good)", ("n", "high"))
             why = "the report gives the items a content type's fit rests on, not its scorecards"
-            return {"page": page, "report": Omit(why), **apart}
+            data = _data("content_weights", where, ("n_rows", "n_good"), ("n", "high"))
+            return {"page": page, "report": Omit(why), **data}
         else:
             measure = p["measure"]
+            apart = _data("content_weights", where, (measure,), parts)
             column = {
                 "pseudo_r2": "McFadden R²",
                 "cv_accuracy": "CV accuracy",
@@ -1979,17 +1993,21 @@ def _content_places(f: Figure) -> dict[str, Place]:
     if family.startswith("content.pair"):
         heading = MATRIX_TITLES[p["matrix"]]
         row = f"{labels.metric_label(p['a'])} · {labels.metric_label(p['b'])}"
+        where = {"matrix": p["matrix"], "a": p["a"], "b": p["b"]}
         if family == "content.pair_n":
             column, parts = "Items", ("n",)
+            data = _data("content_independence", where, ("n",), parts)
         else:
             column = {"pearson": "Pearson's r", "spearman": "Spearman's rho"}[p["measure"]]
             parts = INTERVAL
+            columns = (p["measure"], f"{p['measure']}_ci_low", f"{p['measure']}_ci_high")
+            data = _data("content_independence", where, columns, parts)
         found: dict[str, Place] = {
             "page": Cell(
                 "content", heading, "Pair", ("data-pair", f"{p['a']}|{p['b']}"), column, parts
             ),
             "report": Cell("report", heading, "Pair", row, column, parts),
-            **apart,
+            **data,
         }
         if p["matrix"] == "metrics":
             found["report"] = Omit(
@@ -2007,29 +2025,39 @@ def _content_places(f: Figure) -> dict[str, Place]:
             report = Omit(
                 "the report shows the dimension scores and the composite; the page every metric"
             )
-        return {"page": page, "report": report, **apart}
+        where = {"metric": p["metric"], "human": p["human"]}
+        columns = (p["measure"], f"{p['measure']}_ci_low", f"{p['measure']}_ci_high")
+        return {
+            "page": page,
+            "report": report,
+            **_data("content_against_humans", where, columns, INTERVAL),
+        }
     if family.startswith("content.tier"):
         heading, first, row = "Tiers", "Tier", ("data-tier", p["tier"])
-        if family == "content.tier_agreement":
-            column, parts, digits = "Agreement with humans (Spearman)", INTERVAL, None
-        elif family == "content.tier_items":
-            column, parts, digits = "Items", ("n",), None
-        else:
-            column = {"items_per_second": "Items per second", "human_minutes": "Human minutes"}[
-                p["measure"]
-            ]
-            parts, digits = ("value",), p["digits"]
+        column, parts, digits, columns = _tier_columns(f)
         return {
             "page": Cell("content", heading, first, row, column, parts, digits=digits),
             "report": Cell("report", heading, first, row, column, parts, digits=digits),
-            **apart,
+            **_data("content_tiers", {"tier": p["tier"]}, columns, parts),
         }
     assert family == "content.counts", family
     return {
-        "page": Element("content", "provenance", ("n", "n_pairs")),
+        "page": Element("content", "provenance", ("n",)),
         "report": Omit("the report's content section gives its seed, rounds and input hash"),
-        **apart,
+        **_data("provenance", {"key": f"content_count_{p['key']}"}, ("value",), ("n",)),
     }
+
+
+def _tier_columns(f: Figure) -> tuple[str, tuple[str, ...], int | None, tuple[str, ...]]:
+    """A tier's figure on the pages (column, parts, digits) and in its table (columns)."""
+    if f.family.endswith("tier_agreement"):
+        columns = ("agreement", "agreement_ci_low", "agreement_ci_high")
+        return "Agreement with humans (Spearman)", INTERVAL, None, columns
+    if f.family.endswith("tier_items"):
+        return "Items", ("n",), None, ("n_items",)
+    measure = f.params["measure"]
+    column = {"items_per_second": "Items per second", "human_minutes": "Human minutes"}[measure]
+    return column, ("value",), f.params["digits"], (measure,)
 
 
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
@@ -2064,6 +2092,10 @@ def test_the_content_evaluation_reads_the_same_on_its_page_in_the_report_and_its
     missing = pdf_wanted - Counter(outputs.numbers(out.pdf()))
     assert checked["page"] > 40, checked
     assert checked["report"] > 20, checked
+    # Every figure is in the workbook, the zip and its table's CSV, none left out.
+    assert (
+        checked["export"] == checked["csv"] == sum(1 for _f in content_figures(evaluation.payload))
+    )
     assert {
         "content.weight",
         "content.pair",
@@ -2074,12 +2106,7 @@ def test_the_content_evaluation_reads_the_same_on_its_page_in_the_report_and_its
     assert not missing, f"content figures of the report missing from the PDF: {dict(missing)}"
 
 
-# --- the pre-screening: stored apart from the results document ---------------------------------
-
-SCREENING_APART = (
-    "the data exports are the tables of the results document; the pre-screening records are "
-    "stored apart from it (the screening pages and the report show them)"
-)
+# --- the pre-screening: stored apart from the results document, exported beside it -------------
 
 
 def screening_figures(study: Study) -> Iterator[Figure]:
@@ -2094,12 +2121,17 @@ def screening_figures(study: Study) -> Iterator[Figure]:
 
     run = screening_run_latest(study=study)
     if run is not None:
-        yield Figure("screening.run", ("screening", "run", "pk"), {"n": run.pk}, {"field": "Run"})
+        yield Figure(
+            "screening.run",
+            ("screening", "run", "pk"),
+            {"n": run.pk},
+            {"field": "Run", "column": "run"},
+        )
         yield Figure(
             "screening.run",
             ("screening", "run", "top_k"),
             {"n": run.top_k},
-            {"field": "Top K per model"},
+            {"field": "Top K per model", "column": "top_k"},
         )
     for row in calibrations_current(study=study):
         p = {"scope": row.scope}
@@ -2118,7 +2150,7 @@ def screening_figures(study: Study) -> Iterator[Figure]:
                 "screening.calibration",
                 (*base, name),
                 {"value": getattr(row, name)},
-                {**p, "column": column},
+                {**p, "column": column, "name": name},
             )
     for comparison in judge_comparisons(study=study):
         rows = [(str(r.get("humor_type") or ""), r) for r in comparison["by_humor_type"]]
@@ -2133,7 +2165,7 @@ def screening_figures(study: Study) -> Iterator[Figure]:
                     "screening.judge_mean",
                     (*base, name),
                     {"value": row.get(name)},
-                    {**p, "column": column},
+                    {**p, "column": column, "name": name},
                 )
             for name, column in (("mean_diff", "Mean difference"), ("rho", "Spearman's rho")):
                 if row.get(name):
@@ -2141,7 +2173,7 @@ def screening_figures(study: Study) -> Iterator[Figure]:
                         "screening.judge_interval",
                         (*base, name),
                         row[name],
-                        {**p, "column": column},
+                        {**p, "column": column, "name": name},
                     )
     tiers = screening_tiers_of(study=study)
     for row in ((tiers.payload or {}).get("tiers") or []) if tiers is not None else []:
@@ -2163,19 +2195,21 @@ def _screening_places(f: Figure, models: int) -> dict[str, Place]:
     from apps.dashboard.templatetags.charts import humor_type_label, scope_label
 
     family, p = f.family, f.params
-    apart: dict[str, Place] = {"export": Omit(SCREENING_APART), "csv": Omit(SCREENING_APART)}
     if family == "screening.run":
         return {
             "page": Cell("screening", "Latest run", "", p["field"], "value", ("n",)),
             "report": Element("report", "screening-run", ("n",)),
-            **apart,
+            **_data("screening_run", {}, (p["column"],), ("n",)),
         }
+    columns: tuple[str, ...]
     if family.startswith("screening.calibration"):
         heading, first = "FunnyScore calibration", "Scope"
         if family == "screening.calibration_n":
             column, parts, digits = "n", ("n",), None
+            columns = ("n_items",)
         else:
             column, parts, digits = p["column"], ("value",), 3
+            columns = (p["name"],)
         return {
             "page": Cell(
                 "screening",
@@ -2189,15 +2223,16 @@ def _screening_places(f: Figure, models: int) -> dict[str, Place]:
             "report": Cell(
                 "report", heading, first, scope_label(p["scope"]), column, parts, digits=digits
             ),
-            **apart,
+            **_data("screening_calibration", {"scope": p["scope"]}, columns, parts),
         }
     if family.startswith("screening.judge"):
         if family == "screening.judge_n":
-            column, parts = "Items", ("n",)
+            column, parts, columns = "Items", ("n",), ("n",)
         elif family == "screening.judge_mean":
-            column, parts = p["column"], ("value",)
+            column, parts, columns = p["column"], ("value",), (p["name"],)
         else:
             column, parts = p["column"], INTERVAL
+            columns = (p["name"], f"{p['name']}_ci_low", f"{p['name']}_ci_high")
         humor_type = p["humor_type"]
         label = (
             _("All types")
@@ -2212,26 +2247,23 @@ def _screening_places(f: Figure, models: int) -> dict[str, Place]:
         )
         if models > 1:
             report = Omit("with several judges the report's tables share one heading")
+        where = {
+            "model": p["model"],
+            "scope": "overall" if humor_type == "overall" else "humor_type",
+            "humor_type": "" if humor_type == "overall" else humor_type,
+        }
         return {
             "page": Cell("judge", p["model"], "Humor type", page_row, column, parts),
             "report": report,
-            **apart,
+            **_data("screening_judge", where, columns, parts),
         }
     assert family.startswith("screening.tier"), family
     heading, first, row = "L1, L2 and L3 against the humans", "Tier", ("data-tier", p["tier"])
-    if family == "screening.tier_agreement":
-        column, parts, digits = "Agreement with humans (Spearman)", INTERVAL, None
-    elif family == "screening.tier_items":
-        column, parts, digits = "Items", ("n",), None
-    else:
-        column = {"items_per_second": "Items per second", "human_minutes": "Human minutes"}[
-            p["measure"]
-        ]
-        parts, digits = ("value",), p["digits"]
+    column, parts, digits, columns = _tier_columns(f)
     return {
         "page": Cell("judge", heading, first, row, column, parts, digits=digits),
         "report": Cell("report", heading, first, row, column, parts, digits=digits),
-        **apart,
+        **_data("screening_tiers", {"tier": p["tier"]}, columns, parts),
     }
 
 
@@ -2272,6 +2304,8 @@ def test_the_pre_screening_reads_the_same_on_its_pages_in_the_report_and_its_pdf
     missing = pdf_wanted - Counter(outputs.numbers(out.pdf()))
     assert checked["page"] > 20, checked
     assert checked["report"] > 20, checked
+    # Every figure is in the workbook, the zip and its table's CSV, none left out.
+    assert checked["export"] == checked["csv"] == sum(1 for _f in screening_figures(study))
     assert {"screening.run", "screening.judge_interval", "screening.tier_agreement"} <= families
     assert calibrated == ("screening.calibration" in families)
     assert not problems, f"{len(problems)} mismatches:\n" + "\n".join(problems[:80])
