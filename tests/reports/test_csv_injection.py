@@ -1,6 +1,6 @@
 """CSV formula injection: every CSV a user can download neutralises cells that a spreadsheet would
-run as a formula, planted through item ids, model names, humor types, imported rater ids and an
-anonymous rater's idempotency key, while numbers stay numbers."""
+run as a formula, planted through item ids, model names, humor types, imported rater ids, an
+anonymous rater's idempotency key and a judge model's name, while numbers stay numbers."""
 
 from __future__ import annotations
 
@@ -13,13 +13,15 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 
 from apps.analysis.services import study_aggregate
 from apps.core.spreadsheet import FORMULA_START, spreadsheet_cell
 from apps.dashboard.results.views import CSV_NAMES
 from apps.judgments.services import study_judgments_import
 from apps.reports import services
-from apps.reports.tables import SELECTABLE_TABLES
+from apps.reports.tables import SCREENING_TABLE_NAMES, SELECTABLE_TABLES
+from apps.screening.models import JudgeComparison, ScreeningRun
 from apps.studies.models import Study
 from apps.studies.services import (
     study_configure,
@@ -182,3 +184,35 @@ def test_export_jobs_downloaded_through_the_api_neutralise_planted_formulas(
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 for name in archive.namelist():
                     _assert_safe(archive.read(name).decode(), name)
+
+
+def test_the_pre_screening_tables_neutralise_a_planted_judge_model_name(
+    hostile_study, admin_client, tmp_path
+):
+    ScreeningRun.objects.create(
+        study=hostile_study, top_k=3, batch_size=10, judge_model=SOURCE, status="done"
+    )
+    overall = {"n": 3, "judge_mean": 2.0, "human_mean": 1.5, "humor_type": ""}
+    JudgeComparison.objects.create(
+        study=hostile_study,
+        model_name=ITEM,
+        payload={"question": "funniness", "overall": overall, "by_humor_type": []},
+        seed=1,
+        rounds=20,
+        computed_at=timezone.now(),
+    )
+    seen: set[str] = set()
+    for table in SCREENING_TABLE_NAMES:
+        response = admin_client.get(
+            f"/studies/{hostile_study.slug}/exports/direct/csv?table={table}"
+        )
+        assert response.status_code == 200, table
+        seen.update(_assert_safe(response.content.decode(), table))
+    assert {"'" + ITEM, "'" + SOURCE} <= seen
+    path = tmp_path / "tables.zip"
+    services.export_write(study=hostile_study, fmt="tables", path=path)
+    with zipfile.ZipFile(path) as archive:
+        judge = _assert_safe(archive.read("screening_judge.csv").decode(), "screening_judge")
+        run = _assert_safe(archive.read("screening_run.csv").decode(), "screening_run")
+    assert "'" + ITEM in judge
+    assert "'" + SOURCE in run
