@@ -110,6 +110,10 @@ def _bt_rows(rows: list[dict[str, Any]], meta: dict[str, dict[str, Any]]) -> lis
             row.get("ci_low"),
             row.get("ci_high"),
             row.get("component"),
+            row.get("wins"),
+            row.get("losses"),
+            # Why an item has no score or rank ("undefeated", "never_won", "not_ranked", ...).
+            " ".join(row.get("flags") or []),
         ]
         for row in rows
     ]
@@ -126,6 +130,9 @@ BT_COLUMNS = [
     "ci_low",
     "ci_high",
     "component",
+    "wins",
+    "losses",
+    "flags",
 ]
 
 

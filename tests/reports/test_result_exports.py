@@ -273,3 +273,51 @@ def test_missing_numbers_stay_empty_cells():
     assert row["turing_accuracy"] is None
     assert "funniness_mean,funniness_ci_low" in writers.table_csv(tables["groups_source"])
     assert writers.table_csv(tables["groups_source"]).splitlines()[1].startswith("m,1,,,,")
+
+
+def test_an_undefeated_item_and_model_say_so_in_the_tables_instead_of_a_blank_row():
+    """The tables carry what the pages say: an item that won every comparison has no score but
+    its wins, losses and flag; a model with no finite strength is flagged, as is a difference
+    with it."""
+    from apps.reports.tables import bradley_terry_table, models_table
+
+    document = {
+        "items": [{"item": "i1", "source": "model-a", "level": "single"}],
+        "bradley_terry": [
+            {
+                "item": "i1",
+                "score": None,
+                "ci_low": None,
+                "ci_high": None,
+                "rank": None,
+                "component": 0,
+                "wins": 7,
+                "losses": 0,
+                "flags": ["undefeated"],
+            }
+        ],
+        "models": {
+            "by_model": {"model-a": {"bt": {"value": None, "flag": "undefeated", "wins": 7}}},
+            "differences": [
+                {
+                    "a": "model-a",
+                    "b": "human",
+                    "question": "bt",
+                    "value": None,
+                    "flag": "no_finite_strength",
+                    "simultaneous": None,
+                }
+            ],
+        },
+    }
+    table = bradley_terry_table(document)
+    row = dict(zip(table.columns, table.rows[0], strict=True))
+    assert (row["score"], row["rank"], row["wins"], row["losses"]) == (None, None, 7, 0)
+    assert row["flags"] == "undefeated"
+    models = models_table(document)
+    rows = [dict(zip(models.columns, r, strict=True)) for r in models.rows]
+    bt = next(r for r in rows if r["row"] == "source" and r["measure"] == "bt")
+    assert bt["flag"] == "undefeated"
+    difference = next(r for r in rows if r["row"] == "difference")
+    assert difference["flag"] == "no_finite_strength"
+    assert difference["simultaneous_ci_low"] is None
