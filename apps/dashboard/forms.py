@@ -17,15 +17,18 @@ CUSTOM_RUBRIC = "custom"
 NO_BACKGROUNDS = "-"
 
 
-def _starting_spec() -> str:
-    """The humor scorecard as a custom rubric to edit: a copy, never the built-in one itself."""
+def _starting_spec(copy_from: str = "") -> str:
+    """A stored rubric (the humor scorecard unless another is chosen) as a custom rubric to
+    edit: a copy, never the rubric itself."""
     from apps.studies.models import Rubric
     from apps.studies.rubrics import rubric_spec
 
-    humor = Rubric.objects.filter(slug="humor").first()
-    if humor is None:
+    source = (
+        Rubric.objects.filter(slug=copy_from).first() or Rubric.objects.filter(slug="humor").first()
+    )
+    if source is None:
         return ""
-    spec = rubric_spec(humor)
+    spec = rubric_spec(source)
     spec.pop("builtin", None)
     spec.update(slug="my-rubric", name="My rubric")
     return json.dumps(spec, ensure_ascii=False, indent=1)
@@ -36,7 +39,7 @@ class StudyCreateForm(forms.Form):
     name = forms.CharField(label=_("Name"), max_length=200)
     rubric = forms.ChoiceField(label=_("Rubric"))
     rubric_spec = forms.CharField(
-        label=_("Custom rubric (JSON; starts as a copy of the humor scorecard to edit)"),
+        label=_("Custom rubric (JSON; starts as a copy of the rubric chosen above it to edit)"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 12, "spellcheck": "false"}),
     )
@@ -48,7 +51,7 @@ class StudyCreateForm(forms.Form):
         max_length=2000,
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, copy_from: str = "", **kwargs: Any) -> None:
         from apps.studies.models import Rubric
 
         super().__init__(*args, **kwargs)
@@ -65,7 +68,10 @@ class StudyCreateForm(forms.Form):
             *stored,
             (CUSTOM_RUBRIC, _("Custom rubric (edit the JSON below)")),
         ]
-        self.fields["rubric_spec"].initial = _starting_spec()
+        # The rubrics a custom one can start from (the page links to each as ?copy=<slug>).
+        self.copy_choices = stored
+        self.copy_from = copy_from if copy_from in {slug for slug, _ in stored} else "humor"
+        self.fields["rubric_spec"].initial = _starting_spec(self.copy_from)
 
     def clean_rubric_spec(self) -> dict[str, Any] | None:
         if self.cleaned_data.get("rubric") != CUSTOM_RUBRIC:

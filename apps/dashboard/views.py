@@ -48,7 +48,7 @@ def study_list(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def study_new(request: HttpRequest) -> HttpResponse:
-    form = StudyCreateForm(request.POST or None)
+    form = StudyCreateForm(request.POST or None, copy_from=request.GET.get("copy", ""))
     status = 200
     if request.method == "POST":
         if form.is_valid():

@@ -410,3 +410,25 @@ def test_a_bad_custom_rubric_on_the_setup_page_names_the_field(outsider):
     assert response.status_code == 400
     assert "questions[0].max_value" in response.content.decode()
     assert not Study.objects.filter(slug="own").exists()
+
+
+def test_the_custom_rubric_can_start_from_any_stored_rubric(outsider):
+    """The content rubric (or any other) is copied to edit, as the humor scorecard is; an
+    unknown choice falls back to the humor scorecard."""
+    import json
+    import re
+    from html import unescape
+
+    def starting(url: str) -> dict:
+        page = client_for(outsider).get(url).content.decode()
+        text = re.search(r'<textarea name="rubric_spec"[^>]*>(.*?)</textarea>', page, re.S)
+        assert text, "no custom rubric box"
+        return json.loads(unescape(text.group(1)))
+
+    content = starting("/studies/new/?copy=content")
+    assert content["slug"] == "my-rubric"
+    assert content["kind"] == "content"
+    assert "builtin" not in content
+    assert starting("/studies/new/?copy=nope")["kind"] == "humor"
+    page = client_for(outsider).get("/studies/new/").content.decode()
+    assert 'href="?copy=content"' in page
