@@ -241,6 +241,12 @@ def test_the_report_describes_the_rubric_used_not_the_humor_scorecard(study: Stu
     assert "This study defines no rater background groups." in html
     assert "The backgrounds of 150 raters are unknown" in html
     assert '<span class="note">interval</span>' in html
+    # Imported grades only: the method text says there are no pairs or Turing judgments
+    # instead of describing tasks nobody did.
+    assert 'class="no-pairs"' in html
+    assert 'class="no-turing"' in html
+    assert "are shown two at a time" not in html
+    assert "asked only on a rater's first exposure" not in html
 
 
 def test_the_humor_report_keeps_its_ordered_scorecard_text() -> None:
