@@ -26,6 +26,11 @@ from apps.studies.services import (
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
 CONTENT_DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo_content"
 CONTENT_SLUG = "demo-content"
+# Fixed seeds: every install of the demo draws the same bootstrap rounds and gives a rater link
+# with the same participant id the same sequence of tasks (the kind and the items are drawn
+# from the study's seed, the rater's id and the position).
+DEMO_SEED = 20261129
+CONTENT_DEMO_SEED = 20261130
 # Places per background group for raters who enrol through the rater link; in these two-language
 # studies they count per language (up to this many readers of each language per group).
 DEMO_QUOTAS: dict[str, int | None] = {
@@ -64,6 +69,7 @@ class Command(BaseCommand):
                     name="Demo: jokes by laughter-7b, quipster-v2 and people",
                     status=Study.Status.OPEN,
                     prolific_completion_code="LAUGHDEMO",
+                    random_seed=DEMO_SEED,
                     # Above what the imported judgments already reach, so the rater link
                     # still has scorecards, Turing judgments and (adaptive) pairs to give.
                     target_scorecards_per_item=30,
@@ -86,6 +92,7 @@ class Command(BaseCommand):
                     name="Demo: generated articles in three genres",
                     status=Study.Status.OPEN,
                     prolific_completion_code="CONTENTDEMO",
+                    random_seed=CONTENT_DEMO_SEED,
                     # The imported judgments give 15-17 scorecards per article and 2-3 Turing
                     # guesses; these targets leave the rater link tasks of every kind. An
                     # article takes about 45 s to read and score, so a session plans fewer.
