@@ -64,6 +64,16 @@ def humor_type_label(code: str) -> str:
     return labels.get(code, code)
 
 
+def rank_basis_label(basis: str | None) -> str:
+    """What the model comparison's ranks are ordered by: the model-level Bradley-Terry strength
+    ("bt") when pairs were judged, else the mean of the study's primary question."""
+    if not basis:
+        return "—"
+    if basis == "bt":
+        return _("the Bradley-Terry strength")
+    return _("the mean of %(question)s") % {"question": question_label(basis)}
+
+
 def content_type_label(code: str) -> str:
     labels = {
         "news": pgettext("content type", "news"),

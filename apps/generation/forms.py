@@ -61,9 +61,9 @@ class PromptForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
     )
     context = forms.CharField(
-        label=_(
-            "Dialogue history (multi-turn): one turn per line, 'user: ...' or 'assistant: ...'"
-        ),
+        label=_("Dialogue history (multi-turn): one turn per line"),
+        # The role words are the format's, typed as they are in any interface language.
+        help_text=_("Each turn starts with <code>user:</code> or <code>assistant:</code>."),
         required=False,
         widget=forms.Textarea(attrs={"rows": 4}),
     )

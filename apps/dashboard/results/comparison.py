@@ -14,13 +14,13 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
+from apps.analysis.labels import group_label, rank_basis_label
 from apps.dashboard.results.common import (
     Payload,
     Questions,
     Table,
     download_url,
     group_order,
-    level_name,
     load_questions,
 )
 from apps.reports.tables import models_table
@@ -29,20 +29,24 @@ from apps.studies.models import Study
 DIMENSIONS = ("by_level", "by_humor_type", "by_language")
 
 
-def _dimension_label(dimension: str) -> str:
+def _dimension_label(dimension: str, *, humor: bool) -> str:
     return {
         "by_level": _("Level"),
-        "by_humor_type": _("Humor type"),
+        "by_humor_type": _("Humor type") if humor else _("Type"),
         "by_language": _("Language"),
     }[dimension]
 
 
-def view_choices(models: Payload) -> list[tuple[str, str]]:
+def view_choices(models: Payload, *, humor: bool = True) -> list[tuple[str, str]]:
+    """The views of the page, each named in the reader's language: levels, humor types and item
+    languages by their labels (a code nobody has named is shown as it is)."""
     choices = [("overall", _("All items"))]
     for dimension in DIMENSIONS:
         for name in sorted((models.get(dimension) or {}).keys()):
-            label = level_name(name) if dimension == "by_level" else name
-            choices.append((f"{dimension}:{name}", f"{_dimension_label(dimension)}: {label}"))
+            label = group_label(name, dimension.removeprefix("by_"), humor=humor)
+            choices.append(
+                (f"{dimension}:{name}", f"{_dimension_label(dimension, humor=humor)}: {label}")
+            )
     return choices
 
 
@@ -98,10 +102,10 @@ def models_context(request: HttpRequest, study: Study, payload: Payload) -> dict
         "models": models,
         "questions": questions,
         "view_key": key,
-        "view_choices": view_choices(models),
+        "view_choices": view_choices(models, humor=study.rubric.kind == "humor"),
         "rows": source_rows(view, questions),
         "differences": differences,
-        "rank_basis": view.get("rank_basis"),
+        "rank_basis": rank_basis_label(view.get("rank_basis")),
         "download": download_url(request, study, "models"),
     }
 
