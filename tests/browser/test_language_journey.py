@@ -7,15 +7,14 @@ in one language. Choosing none is a form error in the interface's language, and 
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
-from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
 
 from apps.assignments.models import Assignment
 from apps.raters.models import Rater
 from apps.studies.models import Item, Study
+from tests.browser.tasks import task_answer, task_state
 from tests.factories import ItemFactory, StudyFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -118,58 +117,6 @@ def _enroll(
     expect(page).to_have_url(re.compile(rf"/s/{study.slug}/task/$"))
 
 
-STATE = """() => {
-    if (document.querySelector("[data-page=end]")) return ["end", ""];
-    const form = document.querySelector("form.task");
-    if (!form) return ["loading", ""];
-    return [form.dataset.task || "", form.dataset.assignment || form.dataset.response || ""];
-}"""
-
-
-def _state(page: Page) -> tuple[str, str]:
-    """What is on screen, read in one step (the page may be navigating meanwhile)."""
-    for _ in range(100):
-        try:
-            kind, key = page.evaluate(STATE)
-        except PlaywrightError:  # the page navigated while it was read
-            kind, key = "loading", ""
-        if kind != "loading":
-            return (kind, key)
-        page.wait_for_timeout(100)
-    raise AssertionError("no task page and no end page")
-
-
-def _fill(page: Page, kind: str) -> None:
-    """Answer what the page asks now, the middle choice of every open question."""
-    form = page.locator("form.task")
-    if kind == "scorecard":
-        for fieldset in form.locator("fieldset[data-question]").all():
-            inputs = fieldset.locator("input[type=radio]")
-            if inputs.first.is_enabled() and not fieldset.locator("input:checked").count():
-                inputs.nth(inputs.count() // 2).check()
-    elif kind == "pair":
-        form.locator("input[value=left]").check()
-    elif kind == "turing":
-        form.locator("input[name=guess][value=ai]").check()
-    else:  # explanation
-        form.locator("input[name=verdict][value=yes]").check()
-
-
-def _answer(page: Page) -> list[str]:
-    """Answer the task on screen until the page moves on; the languages of the items shown."""
-    before = _state(page)
-    shown = page.locator("article.item").evaluate_all("els => els.map(e => e.lang)")
-    for _ in range(3):  # a scorecard may unlock its later questions after a first step
-        _fill(page, before[0])
-        page.locator("form.task button[type=submit]").click()
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and _state(page) == before:
-            page.wait_for_timeout(100)
-        if _state(page) != before:
-            return shown
-    raise AssertionError(f"the {before[0]} task did not move on")
-
-
 @pytest.mark.parametrize(
     ("interface", "reads", "phone"),
     JOURNEYS,
@@ -190,10 +137,10 @@ def test_a_rater_is_shown_only_the_languages_they_read_and_pairs_in_one_language
     assert rater.languages == [code for code in ("en", "zh") if code in reads]
 
     seen: list[tuple[str, list[str]]] = []
-    while (state := _state(page))[0] != "end":
+    while (state := task_state(page))[0] != "end":
         if phone:
             assert page.evaluate("() => document.documentElement.scrollWidth <= 375")
-        seen.append((state[0], _answer(page)))
+        seen.append((state[0], task_answer(page)))
         assert len(seen) <= TASKS + 1, "the session did not end"
     expect(page).to_have_url(re.compile(rf"/s/{study.slug}/end/$"))
 

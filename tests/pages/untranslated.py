@@ -14,8 +14,11 @@ from pathlib import Path
 
 from django.conf import settings
 
+from apps.analysis.labels import ITEM_FLAGS
+from apps.generation.models import Prompt, PromptSet
+from apps.raters.models import DEFAULT_BACKGROUNDS, BackgroundGroup
 from apps.screening.models import JudgeVerdict
-from apps.studies.models import Item, Study
+from apps.studies.models import Item, Question, Study
 from tests.pages.visible import visible_texts
 
 CATALOGUE = Path(settings.BASE_DIR) / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.mo"
@@ -70,6 +73,8 @@ NAMES = {
     "rho",
     # The language switch names each language in its own words.
     "english",
+    # The chat-completions protocol's maker, as the endpoints are known.
+    "openai",
 }
 # What the catalogue once left untranslated on these pages, looked for by name.
 KNOWN_ENGLISH = [
@@ -99,12 +104,61 @@ KNOWN_ENGLISH = [
 ]
 
 
+# Stored codes that must never reach a page as they are: each has a label in the reader's
+# language (apps/analysis/labels.py). Identifiers in code style (snake_case, paths) are otherwise
+# left alone, so these are looked for by name, short ones ("bt") included.
+CODES = {
+    # humor types
+    "pun",
+    "callback",
+    "observational",
+    "absurd",
+    "self_deprecating",
+    "scenario_response",
+    "wordplay",
+    "irony",
+    "satire",
+    "unspecified",
+    # test levels
+    "single",
+    "multi_turn",
+    "scenario",
+    # warnings
+    "too_few_items",
+    "too_few_raters",
+    "controversial_question",
+    "culture_dependent_items",
+    "disconnected_comparisons",
+    "items_never_paired",
+    "bt_not_converged",
+    "bt_disconnected_rounds",
+    "bt_unbounded_items",
+    "controversial",
+    "culture_dependent",
+    *ITEM_FLAGS,
+    # what the model comparison's ranks are ordered by
+    "bt",
+    # background groups
+    *(code for code, _labels in DEFAULT_BACKGROUNDS),
+}
+
+
+def _codes() -> set[str]:
+    """The fixed codes, and the stored ones: every question's and background group's name."""
+    codes = set(CODES)
+    codes |= set(Question.objects.values_list("name", flat=True))
+    codes |= set(BackgroundGroup.objects.values_list("code", flat=True))
+    return codes
+
+
 def _data_values() -> list[str]:
     """Values the researcher or the data brought: shown as they are, in any language."""
     values: set[str] = set()
     for study in Study.objects.all():
         values |= {study.name, study.slug, study.description}
-    for row in Item.objects.values("external_id", "text", "source", "topic", "scenario"):
+    for row in Item.objects.values(
+        "external_id", "text", "source", "topic", "scenario", "explanation"
+    ):
         values |= {str(v) for k, v in row.items() if (v and k != "source") or v != "human"}
     for context in Item.objects.values_list("context", flat=True):
         values |= {str(turn.get("text")) for turn in context or []}
@@ -112,6 +166,14 @@ def _data_values() -> list[str]:
     values.add(settings.DEMO_RESEARCHER_USERNAME)
     # The LLM judge's model name, as the deployment configured it.
     values |= set(JudgeVerdict.objects.values_list("model_name", flat=True))
+    # Prompt sets and their prompts: the researcher's (or the example sets') own words.
+    values |= set(PromptSet.objects.values_list("name", flat=True))
+    for row in Prompt.objects.values("external_id", "text", "topic", "scenario"):
+        values |= {str(v) for v in row.values() if v}
+    for context in Prompt.objects.values_list("context", flat=True):
+        values |= {str(turn.get("text")) for turn in context or []}
+    for constraints in Prompt.objects.values_list("constraints", flat=True):
+        values |= {str(line) for line in constraints or []}
     return sorted((v for v in values if v and len(v) > 1), key=len, reverse=True)
 
 
@@ -139,6 +201,7 @@ def _catalogue() -> set[str]:
 def untranslated(pages: dict[str, str]) -> dict[str, list[str]]:
     data = _data_values()
     catalogue = _catalogue()
+    codes = _codes()
     found: dict[str, list[str]] = {}
     for url, html in pages.items():
         problems: list[str] = []
@@ -154,8 +217,12 @@ def untranslated(pages: dict[str, str]) -> dict[str, list[str]]:
             for value in data:
                 if value in shown:
                     shown = re.sub(rf"(?<![A-Za-z]){re.escape(value)}(?![A-Za-z])", " ", shown)
-            # Hashes, identifiers in code style and URLs are not words.
-            shown = re.sub(r"https?://\S+|\b[0-9a-f]{16,}\b|\b\w*[_/]\w*\b", " ", shown)
+            shown = re.sub(r"https?://\S+", " ", shown)
+            raw = sorted({w for w in re.findall(r"[A-Za-z][A-Za-z0-9_]*", shown) if w in codes})
+            if raw:
+                problems.append(f"{text[:120]!r} (raw code {' '.join(raw)})")
+            # Hashes, other identifiers in code style and paths are not words.
+            shown = re.sub(r"\b[0-9a-f]{16,}\b|\b\w*[_/]\w*\b", " ", shown)
             if shown.strip() in catalogue and shown.strip().lower() not in NAMES:
                 problems.append(f"catalogue string shown in English: {shown.strip()!r}")
             elif _english_words(shown):
