@@ -183,13 +183,17 @@ def demo_site(builtin_rubrics, settings, tmp_path):  # type: ignore[no-untyped-d
 
     from apps.content.services.evaluation import content_evaluation_compute
     from apps.studies.models import Study
+    from tests.pages.conftest import finished_import_job
 
     settings.BOOTSTRAP_ROUNDS = 20
     settings.MEDIA_ROOT = tmp_path / "media"
     call_command("seed_demo", stdout=StringIO(), stderr=StringIO())
     content = Study.objects.get(slug="demo-content")
     content_evaluation_compute(study=content, rounds=20)
-    return {"humor": Study.objects.get(slug="demo"), "content": content}
+    humor = Study.objects.get(slug="demo")
+    for study in (humor, content):
+        finished_import_job(study)  # so the import-job page is among the pages visited
+    return {"humor": humor, "content": content}
 
 
 def log_in_as_researcher(page) -> None:  # type: ignore[no-untyped-def]

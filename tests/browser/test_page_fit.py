@@ -8,17 +8,15 @@ participant id per language and width, so each session replays."""
 
 from __future__ import annotations
 
-from io import StringIO
 from typing import Any
 
 import pytest
-from django.conf import settings
-from django.core.management import call_command
 from playwright.sync_api import Browser
 
 from apps.studies.models import Study
+from tests.browser.conftest import log_in_as_researcher
 from tests.browser.tasks import task_answer, task_state
-from tests.pages.conftest import SITE_PAGES, finished_import_job, researcher_pages, task_kinds
+from tests.pages.conftest import SITE_PAGES, researcher_pages, task_kinds
 
 WIDTHS = (375, 1280)
 LANGUAGES = ("en", "zh-hans")
@@ -41,30 +39,6 @@ MEASURE = """() => {
   }
   return {scroll: doc.scrollWidth, client: doc.clientWidth, wide: wide.slice(0, 5)};
 }"""
-
-
-@pytest.fixture
-def demo_site(builtin_rubrics, settings, tmp_path) -> dict[str, Study]:  # type: ignore[no-untyped-def]
-    settings.BOOTSTRAP_ROUNDS = 20
-    settings.MEDIA_ROOT = tmp_path / "media"
-    call_command("seed_demo", stdout=StringIO(), stderr=StringIO())
-    from apps.content.services.evaluation import content_evaluation_compute
-
-    content = Study.objects.get(slug="demo-content")
-    content_evaluation_compute(study=content, rounds=20)
-    humor = Study.objects.get(slug="demo")
-    for study in (humor, content):
-        finished_import_job(study)
-    return {"humor": humor, "content": content}
-
-
-def _log_in(page: Any) -> None:
-    page.goto("/accounts/login/")
-    page.fill("input[name=username]", settings.DEMO_RESEARCHER_USERNAME)
-    page.fill("input[name=password]", settings.DEMO_RESEARCHER_PASSWORD)
-    with page.expect_navigation():
-        page.locator("form button[type=submit]").click()
-    assert "/accounts/login/" not in page.url
 
 
 def _overflow(page: Any, url: str) -> str | None:
@@ -142,6 +116,9 @@ def _rater_pages(
     return problems
 
 
+# A walk through every page of both studies at two widths, and rater sessions until every task
+# kind has shown: minutes on a busy machine, longer than the suite's per-test limit allows.
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_no_page_of_the_demo_studies_scrolls_sideways(
     demo_site, browser: Browser, live_server, language
@@ -157,7 +134,7 @@ def test_no_page_of_the_demo_studies_scrolls_sideways(
         )
         page = context.new_page()
         page.set_default_timeout(15_000)
-        _log_in(page)
+        log_in_as_researcher(page)
         for study in demo_site.values():
             for url in [*SITE_PAGES, *researcher_pages(study)]:
                 problem = _overflow(page, url)
