@@ -89,6 +89,16 @@ RESULT_TABLES = {
     "turing",
     "diagnostics",
     "warnings",
+    # The content evaluation and the pre-screening: a header-only table where a study has none.
+    "content_weights",
+    "content_independence",
+    "content_against_humans",
+    "content_tiers",
+    "screening_run",
+    "screening_stages",
+    "screening_calibration",
+    "screening_judge",
+    "screening_tiers",
     "provenance",
 }
 MODEL = "quipster-v2"
