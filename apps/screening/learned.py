@@ -237,8 +237,8 @@ def top_kept_share(
     constant predictor keeps `keep` of them on average, not all or none. None for fewer than
     four items."""
     n = len(human)
-    n_top = int(round(top * n))
-    n_keep = int(round(keep * n))
+    n_top = round(top * n)
+    n_keep = round(keep * n)
     if n < 4 or n_top == 0:
         return None
     human_order = np.argsort(-np.asarray(human), kind="stable")
@@ -302,7 +302,9 @@ def fold_orders(n: int, *, repeats: int, folds: int, seed: int) -> list[list[NDA
     partitions = []
     for child in children:
         order = np.random.default_rng(child).permutation(n)
-        partitions.append([np.asarray(part, dtype=np.int64) for part in np.array_split(order, folds)])
+        partitions.append(
+            [np.asarray(part, dtype=np.int64) for part in np.array_split(order, folds)]
+        )
     return partitions
 
 
@@ -406,7 +408,9 @@ def validate(
             repeat_rhos.append(r)
     averaged = sums / repeats
     rho, kept = bootstrap_figures(averaged, human, seed=seed, rounds=rounds)
-    current_rho = spearman(np.asarray(current, dtype=np.float64), human) if current is not None else None
+    current_rho = (
+        spearman(np.asarray(current, dtype=np.float64), human) if current is not None else None
+    )
     beats = rho.value is not None and (current_rho is None or rho.value > current_rho)
     return Validation(
         n=n,
@@ -424,7 +428,9 @@ def validate(
     )
 
 
-def ridge_fitter(columns: Array, embeddings: Array | None, human: Array, *, names: Sequence[str]) -> Fitter:
+def ridge_fitter(
+    columns: Array, embeddings: Array | None, human: Array, *, names: Sequence[str]
+) -> Fitter:
     """A `validate` fitter for `fit_ridge` over these rows."""
 
     def fit_on(train: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], Array]:

@@ -65,7 +65,11 @@ def read_humicroedit(path: Path | str) -> list[HeadlineRow]:
             except (KeyError, ValueError):
                 raise ValueError(f"line {number}, field meanGrade: not a number") from None
             text = _EDIT.sub(lambda _match, edit=edit: edit, original, count=1)
-            rows.append(HeadlineRow(id=str(record.get("id", "")), text=" ".join(text.split()), mean_grade=mean))
+            rows.append(
+                HeadlineRow(
+                    id=str(record.get("id", "")), text=" ".join(text.split()), mean_grade=mean
+                )
+            )
     return rows
 
 
@@ -73,7 +77,7 @@ def holdout_mask(n: int, *, seed: int, share: float = HOLDOUT_SHARE) -> NDArray[
     """Which of n rows the build keeps out of training (seeded; the benchmark uses the same)."""
     order = np.random.default_rng(seed).permutation(n)
     mask = np.zeros(n, dtype=bool)
-    mask[order[: int(round(share * n))]] = True
+    mask[order[: round(share * n)]] = True
     return mask
 
 
@@ -120,7 +124,9 @@ def build_prior(
     y = np.array([row.mean_grade for row in rows], dtype=np.float64)
     hold = holdout_mask(len(rows), seed=seed)
     train = ~hold
-    model = learned.fit_ridge(np.zeros((int(train.sum()), 0)), embeddings[train], y[train], names=())
+    model = learned.fit_ridge(
+        np.zeros((int(train.sum()), 0)), embeddings[train], y[train], names=()
+    )
     predicted = model.predict(np.zeros((int(hold.sum()), 0)), embeddings[hold])
     rho, kept = learned.bootstrap_figures(predicted, y[hold], seed=seed, rounds=rounds)
     quality = {

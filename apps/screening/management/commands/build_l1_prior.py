@@ -19,7 +19,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("csv", help="Humicroedit task-1 CSV, e.g. shared/reference/humicroedit/task-1_train.csv")
+        parser.add_argument(
+            "csv", help="Humicroedit task-1 CSV, e.g. shared/reference/humicroedit/task-1_train.csv"
+        )
         parser.add_argument("--out", default=str(prior_module.PRIOR_PATH))
         parser.add_argument("--seed", type=int, default=20190601)
 
