@@ -338,6 +338,10 @@ _USE_LANGUAGES = [
 EMBEDDING_MODEL_LANGUAGES = env_list(
     "EMBEDDING_MODEL_LANGUAGES", ["en"] if EMBEDDING_MODEL_PATH.strip() else _USE_LANGUAGES
 )
+# The L1 prior (apps/screening/prior.py): "" = the shipped one, trained on Humicroedit's crowd
+# grades; a path = another file built by `manage.py build_l1_prior`; "off" = none (the
+# documented FunnyScore coefficients score until a study's own fit applies).
+L1_PRIOR_PATH = env_str("L1_PRIOR_PATH", "")
 # Quantize a sentence-transformers model's linear layers to int8 (the packaged USE has no int8).
 EMBEDDING_INT8 = env_bool("EMBEDDING_INT8", False)
 # The causal language model for surprisal: "" = the packaged Gemma 3 270M, prepared under

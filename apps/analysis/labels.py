@@ -197,6 +197,10 @@ def tier_label(label: str) -> str:
         "LLM judge (no verdicts)": _("LLM judge (no verdicts)"),
         "human raters (split-half ceiling)": _("human raters (split-half ceiling)"),
         "FunnyScore (L1 features)": _("FunnyScore (L1 features)"),
+        "L1 (defaults)": _("L1: FunnyScore with the documented defaults"),
+        "L1 (prior)": _("L1: prior trained on public crowd ratings"),
+        "L1 (features)": _("L1: FunnyScore fitted on this study"),
+        "L1 (learned)": _("L1: learned L1 fitted on this study"),
     }
     if label in known:
         return known[label]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -268,6 +268,29 @@ def fit(
         cv_spearman_ci=spearman_interval(cv_rho, n),
         intervals=intervals,
     )
+
+
+def ols_fitter(
+    features: NDArray[np.float64], human: NDArray[np.float64]
+) -> Callable[[NDArray[np.int64]], Callable[[NDArray[np.int64]], NDArray[np.float64]]]:
+    """A fitter for `learned.validate`: the same OLS as `fit` (same column rule), trained on the
+    given rows and scoring others as `funny_score` would (a missing feature counts 0)."""
+    x_all = np.array(features, dtype=np.float64).reshape(-1, len(FEATURES))
+    y_all = np.asarray(human, dtype=np.float64)
+
+    def fit_on(train: NDArray[np.int64]) -> Callable[[NDArray[np.int64]], NDArray[np.float64]]:
+        columns, rows = _columns_and_rows(x_all[train])
+        x, y = x_all[train][rows], y_all[train][rows]
+        columns = [j for j in columns if len(x) and np.ptp(x[:, j]) > 0]
+        beta = _ols(_design(x, columns), y) if len(y) else np.array([float(y_all[train].mean())])
+
+        def predict(test: NDArray[np.int64]) -> NDArray[np.float64]:
+            x_test = np.nan_to_num(x_all[test], nan=0.0)
+            return np.asarray(_design(x_test, columns) @ beta, dtype=np.float64)
+
+        return predict
+
+    return fit_on
 
 
 @dataclass(frozen=True)

@@ -445,3 +445,60 @@ def ridge_fitter(
         )
 
     return fit_on
+
+
+# --- the sieve audit -------------------------------------------------------------------------
+
+AUDIT_TARGET = 0.8
+AUDIT_SHARES = tuple(round(0.1 * k, 1) for k in range(1, 10))
+AUDIT_MIN_ITEMS = 20
+
+
+def sieve_audit(
+    scores: Array, human: Array, *, seed: int, rounds: int = DEFAULT_BOOTSTRAP
+) -> dict[str, object]:
+    """What the sieve would have done to items people rated: of the humans' top quartile, the
+    share a top-half sieve by `scores` keeps (95% percentile bootstrap interval over items;
+    chance keeps half), whether that is better than chance (the interval's lower end above
+    one half), and the smallest pass share (of 10%, 20%, … 90%) that keeps at least 80% of the
+    top quartile here — the suggested "L1 passes" setting — or None when no share short of
+    all does (let every candidate through)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    human = np.asarray(human, dtype=np.float64)
+    n = len(human)
+    result: dict[str, object] = {
+        "n": n,
+        "top_share": TOP_SHARE,
+        "keep_share": KEEP_SHARE,
+        "chance": KEEP_SHARE,
+        "target": AUDIT_TARGET,
+    }
+    if n < AUDIT_MIN_ITEMS:
+        result.update(
+            top_quartile_kept=Estimate(None).to_json(),
+            rho=Estimate(None).to_json(),
+            better_than_chance=None,
+            suggested_keep_share=None,
+            reason=f"only {n} rated items with an L1 score; the audit needs {AUDIT_MIN_ITEMS}",
+        )
+        return result
+    rho, kept = bootstrap_figures(scores, human, seed=seed, rounds=rounds)
+    better = kept.ci_low is not None and kept.ci_low > KEEP_SHARE
+    suggested = None
+    if better:
+        suggested = next(
+            (
+                share
+                for share in AUDIT_SHARES
+                if (top_kept_share(scores, human, keep=share) or 0.0) >= AUDIT_TARGET
+            ),
+            None,
+        )
+    result.update(
+        top_quartile_kept=kept.to_json(),
+        rho=rho.to_json(),
+        better_than_chance=better,
+        suggested_keep_share=suggested,
+        reason="",
+    )
+    return result

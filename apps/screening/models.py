@@ -70,6 +70,10 @@ class ItemFeatures(models.Model):
     valence = models.FloatField(null=True, blank=True)
     valence_penalty = models.FloatField(null=True, blank=True)
     valence_missing = models.CharField(max_length=200, blank=True)
+    # The item text's unit-length sentence embedding, float32 bytes (what the learned L1 and
+    # its prior read; see apps.screening.features.embedding), or why there is none.
+    embedding = models.BinaryField(null=True, blank=True)
+    embedding_missing = models.CharField(max_length=200, blank=True)
     # Which model or package computed each feature: {"surprise": "...", ...}.
     models_used = models.JSONField(default=dict, blank=True)
     # This item's share of its batch's compute time (the L1 tier's cost per item).
@@ -84,9 +88,29 @@ class ItemFeatures(models.Model):
 
 
 class FunnyScoreCalibration(models.Model):
-    """FunnyScore = intercept + a·Surprise + b·Coherence − c·ValencePenalty, for one scope."""
+    """One L1 scorer of a study, for one scope. By kind:
+
+    - defaults: FunnyScore = a·Surprise + b·Coherence − c·ValencePenalty with the documented
+      coefficients (used before anything better is available);
+    - prior: the shipped prior (`apps.screening.prior`), read from the item's embedding;
+    - features: the same formula with a, b, c and the intercept fitted on the study's ratings;
+    - learned: the learned L1 (`apps.screening.learned`) fitted on the study's ratings, its
+      parameters in `model`.
+    """
+
+    class Kind(models.TextChoices):
+        DEFAULTS = "defaults", _("Documented FunnyScore defaults")
+        PRIOR = "prior", _("Prior trained on public crowd ratings")
+        FEATURES = "features", _("FunnyScore fitted on the study's ratings")
+        LEARNED = "learned", _("Learned L1 fitted on the study's ratings")
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="calibrations")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.FEATURES)
+    # The learned L1's parameters (RidgeModel.to_json), or the prior's version: {"prior": "..."}.
+    model = models.JSONField(default=dict, blank=True)
+    # Repeated cross-validation on the study's rated items (learned.Validation.to_json), with
+    # each item's averaged held-out prediction under "held_out": {item id: value}.
+    validation = models.JSONField(default=dict, blank=True)
     # "all", or "humor_type:<type>" / "level:<level>" where that slice had enough items.
     scope = models.CharField(max_length=100, default="all")
     a = models.FloatField()
@@ -186,6 +210,7 @@ class ScreeningOutcome(models.Model):
         L1 = "l1", _("L1 FunnyScore")
         JUDGE = "judge", _("LLM judge")
         TOP_K = "top_k", _("Top K")
+        INTERCEPTED = "intercepted", _("Intercepted by a guardrail")
 
     run = models.ForeignKey(ScreeningRun, on_delete=models.CASCADE, related_name="outcomes")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="screening_outcomes")

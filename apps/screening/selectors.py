@@ -123,37 +123,62 @@ def calibration_rows(*, study: Study) -> list[calib.CalibrationRow]:
 
 def rated_items_without_features(*, study: Study) -> list[int]:
     """Rated items whose features were never computed (screening computes them for candidates
-    only, and items imported straight into the study are never screened)."""
+    only, and items imported straight into the study are never screened), or were computed
+    before items had embeddings."""
     rated = list(human_mean_funniness(study=study))
-    computed = set(ItemFeatures.objects.filter(item__study=study).values_list("item_id", flat=True))
-    return sorted(pk for pk in rated if pk not in computed)
+    complete = set(
+        ItemFeatures.objects.filter(item__study=study)
+        .exclude(embedding__isnull=True, embedding_missing="")
+        .values_list("item_id", flat=True)
+    )
+    return sorted(pk for pk in rated if pk not in complete)
 
 
 def calibration_default_stored(*, study: Study) -> FunnyScoreCalibration:
-    """The documented defaults as a stored row (so an outcome can name what scored it): the
-    study's row of them if it has one, else the unsaved defaults, for the caller to save."""
-    defaults = calib.DEFAULT_COEFFICIENTS
+    """The default scorer as a stored row (so an outcome can name what scored it): the study's
+    row of it if it has one, else the unsaved default, for the caller to save."""
+    default = calibration_default(study=study)
     stored = (
         FunnyScoreCalibration.objects.filter(
             study=study,
             is_default=True,
-            a=defaults.a,
-            b=defaults.b,
-            c=defaults.c,
-            intercept=defaults.intercept,
+            kind=default.kind,
+            a=default.a,
+            b=default.b,
+            c=default.c,
+            intercept=default.intercept,
         )
         .order_by("-created_at")
         .first()
     )
-    return stored or calibration_default(study=study)
+    if stored is not None and stored.model == default.model:
+        return stored
+    return default
 
 
 def calibration_default(*, study: Study) -> FunnyScoreCalibration:
-    """The documented defaults (unsaved), used wherever no fit is applied."""
+    """The default scorer (unsaved), used wherever no fit is applied: the shipped prior where it
+    fits the configured embedding model, else the documented FunnyScore coefficients."""
+    from apps.screening.scoring import prior_available
+
+    prior, _ = prior_available()
+    if prior is not None:
+        return FunnyScoreCalibration(
+            study=study,
+            scope="all",
+            kind=FunnyScoreCalibration.Kind.PRIOR,
+            model={"prior": prior.version},
+            a=0.0,
+            b=0.0,
+            c=0.0,
+            intercept=0.0,
+            is_default=True,
+        )
     defaults = calib.DEFAULT_COEFFICIENTS
     return FunnyScoreCalibration(
         study=study,
         scope="all",
+        kind=FunnyScoreCalibration.Kind.DEFAULTS,
         a=defaults.a,
         b=defaults.b,
         c=defaults.c,
@@ -170,7 +195,14 @@ def calibrations_current(*, study: Study) -> list[FunnyScoreCalibration]:
     if latest["at"] is None:
         return []
     rows = list(fitted.filter(created_at=latest["at"]))
-    return sorted(rows, key=lambda row: (row.scope != "all", row.scope))
+    return sorted(
+        rows,
+        key=lambda row: (
+            row.scope != "all",
+            row.scope,
+            row.kind != FunnyScoreCalibration.Kind.FEATURES,
+        ),
+    )
 
 
 def calibrations_applied(*, study: Study) -> list[FunnyScoreCalibration]:

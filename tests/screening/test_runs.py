@@ -94,8 +94,13 @@ def client_for(user) -> Client:
     return client
 
 
-def features_for(item: Item, surprise, coherence, penalty, missing: str = "") -> ItemFeatures:
+def features_for(
+    item: Item, surprise, coherence, penalty, missing: str = "", embedding=None
+) -> ItemFeatures:
+    """Features set by hand; without an embedding, one marked missing (so nothing recomputes)."""
     return ItemFeatures.objects.create(
+        embedding=None if embedding is None else np.asarray(embedding, dtype="<f4").tobytes(),
+        embedding_missing="" if embedding is not None else "set by the test",
         item=item,
         surprise=surprise,
         surprise_missing="" if surprise is not None else (missing or "no language model"),
@@ -186,7 +191,7 @@ def test_held_items_stay_held_and_unscorable_items_are_dropped_with_the_reason(s
     assert after["c-gpt-x-02"] == Item.Stage.HELD
     unscored = ScreeningOutcome.objects.get(run=run, item__external_id="c-gpt-x-01")
     assert (unscored.kept, unscored.rank, unscored.funny_score) == (False, None, None)
-    assert "every feature is missing" in unscored.reason
+    assert "no L1 score" in unscored.reason
     assert "text too short" in unscored.reason
     assert after["c-gpt-x-01"] == Item.Stage.DROPPED
     # The three others of gpt-x are ranked among themselves.
@@ -361,8 +366,9 @@ def synthetic_features(study: Study, *, seed: int = 1) -> None:
 
 def test_calibration_fits_the_study_ratings_and_stores_the_data_hash(demo_study):
     synthetic_features(demo_study)
-    stored = funnyscore_calibrate(study=demo_study)
-    assert [row.scope for row in stored] == ["all"]  # no level or humor type has 30 items
+    stored = funnyscore_calibrate(study=demo_study, compute_missing=False)
+    # No level or humor type has 30 items: the formula and the learned L1 over all of them.
+    assert [(row.scope, row.kind) for row in stored] == [("all", "features"), ("all", "learned")]
     fitted = stored[0]
     assert fitted.n_items == len(human_mean_funniness(study=demo_study))
     assert fitted.a == pytest.approx(0.5, abs=0.1)
@@ -373,10 +379,10 @@ def test_calibration_fits_the_study_ratings_and_stores_the_data_hash(demo_study)
     assert fitted.cv_spearman > 0.9
     assert len(fitted.data_hash) == 64
     assert not fitted.is_default
-    again = funnyscore_calibrate(study=demo_study)
+    again = funnyscore_calibrate(study=demo_study, compute_missing=False)
     assert again[0].data_hash == fitted.data_hash
     assert again[0].cv_spearman == fitted.cv_spearman
-    assert [row.pk for row in calibrations_current(study=demo_study)] == [again[0].pk]
+    assert [row.pk for row in calibrations_current(study=demo_study)] == [r.pk for r in again]
 
 
 def test_calibration_with_too_few_rated_items_to_fit_is_refused_and_stores_nothing(demo_study):
@@ -394,13 +400,15 @@ def test_a_fit_on_fewer_items_than_the_minimum_is_stored_but_not_applied(demo_st
     rng = np.random.default_rng(3)
     for item in Item.objects.filter(pk__in=rated):
         features_for(item, float(rng.normal()), float(rng.uniform()), 0.0)
-    [fitted] = funnyscore_calibrate(study=demo_study, compute_missing=False)
-    assert fitted.n_items == MIN_ITEMS_PER_SCOPE - 1
-    assert not fitted.applicable
-    assert not fitted.applied
-    assert fitted.not_applicable_reason.startswith(
-        f"only {MIN_ITEMS_PER_SCOPE - 1} items; at least {MIN_ITEMS_PER_SCOPE} are needed"
-    )
+    both = funnyscore_calibrate(study=demo_study, compute_missing=False)
+    assert [row.kind for row in both] == ["features", "learned"]
+    for fitted in both:
+        assert fitted.n_items == MIN_ITEMS_PER_SCOPE - 1
+        assert not fitted.applicable
+        assert not fitted.applied
+        assert fitted.not_applicable_reason.startswith(
+            f"only {MIN_ITEMS_PER_SCOPE - 1} items; at least {MIN_ITEMS_PER_SCOPE} are needed"
+        )
     assert calibrations_applied(study=demo_study) == []
 
 
@@ -420,7 +428,8 @@ def test_a_fit_that_predicts_nothing_is_shown_as_such_and_the_defaults_keep_scor
     demo_study, owner, django_capture_on_commit_callbacks
 ):
     noise_features(demo_study, seed=5)
-    [fitted] = funnyscore_calibrate(study=demo_study, compute_missing=False)
+    fitted, learned_fit = funnyscore_calibrate(study=demo_study, compute_missing=False)
+    assert not learned_fit.applied
     assert fitted.n_items >= MIN_ITEMS_PER_SCOPE
     assert fitted.cv_spearman_low is not None
     assert fitted.cv_spearman_low <= 0 <= fitted.cv_spearman_high
@@ -440,8 +449,12 @@ def test_a_fit_that_predicts_nothing_is_shown_as_such_and_the_defaults_keep_scor
     assert used == {True}
 
     # The researcher applies it explicitly: who and when are kept, and it scores the next run.
+    # One scorer at a time: applying takes the learned fit, and the formula's stays unapplied.
     response = client_for(owner).post(page(demo_study) + "calibrate/choose/", {"choice": "apply"})
     assert response.status_code == 302
+    fitted.refresh_from_db()
+    assert not fitted.applied
+    fitted = learned_fit
     fitted.refresh_from_db()
     assert (fitted.applied, fitted.applied_by, fitted.applied_at is not None) == (
         True,
@@ -623,7 +636,7 @@ def test_calibrating_from_the_page_queues_the_fit(
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(page(demo_study) + "calibrate/")
     assert response.status_code == 302
-    fitted = FunnyScoreCalibration.objects.get()
+    fitted = FunnyScoreCalibration.objects.get(kind="features")
     html = client.get(page(demo_study)).content.decode()
     assert fitted.data_hash[:12] in html
     assert "applied" in html
@@ -655,7 +668,9 @@ def test_calibration_computes_the_features_of_rated_items_first(demo_study):
     # Whatever it fitted, it is applied only when it meets the rules, and says why not.
     assert fitted.applied == fitted.applicable
     assert fitted.applicable == (
-        fitted.n_items >= MIN_ITEMS_PER_SCOPE and fitted.cv_spearman_low > 0
+        fitted.n_items >= MIN_ITEMS_PER_SCOPE
+        and fitted.cv_spearman_low > 0
+        and fitted.validation["beats_current"]
     )
 
 

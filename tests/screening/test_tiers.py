@@ -37,7 +37,8 @@ def test_the_tiers_compare_funnyscore_the_judge_and_the_raters_with_the_humans(d
     stored = ScreeningTiers.objects.get(study=demo_study)  # refreshed by the judge comparison
     rows = {row["tier"]: row for row in stored.payload["tiers"]}
     assert set(rows) == {"L1", "L2", "L3"}
-    assert rows["L1"]["label"] == "FunnyScore (L1 features)"
+    # The screening tests run without the prior: the documented defaults score.
+    assert rows["L1"]["label"] == "L1 (defaults)"
     assert rows["L2"]["label"] == f"LLM judge ({MODEL})"
 
     ids = sorted(means)

@@ -9,16 +9,22 @@ the study's `random_seed`, so refitting the data a stored hash names gives the s
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
+import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
+from numpy.typing import NDArray
 
 from apps.core.errors import DomainError
 from apps.screening import calibration as calib
-from apps.screening.models import FunnyScoreCalibration
+from apps.screening import learned, scoring
+from apps.screening.models import FunnyScoreCalibration, ItemFeatures
+from apps.screening.scoring import prior_available
 from apps.screening.selectors import (
+    calibration_default,
     calibration_rows,
     calibrations_current,
     human_mean_funniness,
@@ -79,7 +85,8 @@ def funnyscore_calibrate(
 
 def _calibrate(study: Study) -> list[FunnyScoreCalibration]:
     rows = calibration_rows(study=study)
-    fits = calib.fit_scopes(rows, seed=study.random_seed)
+    seed = study.random_seed
+    fits = calib.fit_scopes(rows, seed=seed)
     if not any(f.scope == "all" for f in fits):
         usable = len(calib.usable_rows(rows))
         raise DomainError(
@@ -88,7 +95,21 @@ def _calibrate(study: Study) -> list[FunnyScoreCalibration]:
             f"needs at least {calib.MIN_ITEMS_TO_FIT}; collect more ratings",
             field="calibration",
         )
-    stored = FunnyScoreCalibration.objects.bulk_create(_row(study, f) for f in fits)
+    stored_features = {
+        f.item_id: f for f in ItemFeatures.objects.filter(item_id__in=[row.key for row in rows])
+    }
+    default = calibration_default(study=study)
+    learned_row = _learned_row(study, rows, stored_features, default)
+    feature_rows = [_row(study, f, stored_features, default) for f in fits]
+    if learned_row is not None and learned_row.applied:
+        # One scorer ranks a study's items: the learned fit replaces every FunnyScore fit.
+        for row in feature_rows:
+            row.applied = False
+    # "all" of the formula first, then the learned fit, then the formula's other scopes, as
+    # `calibrations_current` lists them.
+    stored = FunnyScoreCalibration.objects.bulk_create(
+        feature_rows[:1] + ([learned_row] if learned_row is not None else []) + feature_rows[1:]
+    )
     # One calibration is the set of rows sharing one created_at: a later calibration replaces the
     # whole set, including scopes it no longer has enough items for.
     stamp = stored[0].created_at
@@ -99,13 +120,115 @@ def _calibrate(study: Study) -> list[FunnyScoreCalibration]:
     return stored
 
 
-def _row(study: Study, scope_fit: calib.ScopeFit) -> FunnyScoreCalibration:
+def _validation_json(check: learned.Validation, keys: Sequence[int]) -> dict[str, object]:
+    payload = check.to_json()
+    payload["held_out"] = {str(key): value for key, value in zip(keys, check.held_out, strict=True)}
+    return payload
+
+
+def _learned_row(
+    study: Study,
+    rows: Sequence[calib.CalibrationRow],
+    stored: dict[int, ItemFeatures],
+    default: FunnyScoreCalibration,
+) -> FunnyScoreCalibration | None:
+    """The learned L1 fitted on every rated item with features, validated against the default
+    scorer on the same items; None with fewer items than cross-validation needs."""
+    if len(rows) < 2 * learned.DEFAULT_FOLDS:
+        return None
+    keys = [row.key for row in rows]
+    features = [stored.get(key) for key in keys]
+    prior, _ = prior_available()
+    names = learned.FEATURE_COLUMNS + ((learned.PRIOR_COLUMN,) if prior is not None else ())
+    columns, embeddings = scoring.learned_columns(features, names, prior)
+    human = np.array([row.human_mean for row in rows], dtype=np.float64)
+    current = _current_scores(features, default)
+    check = learned.validate(
+        learned.ridge_fitter(columns, embeddings, human, names=names),
+        human,
+        seed=study.random_seed,
+        current=current,
+        rounds=int(settings.BOOTSTRAP_ROUNDS),
+    )
+    model = learned.fit_ridge(columns, embeddings, human, names=names)
+    reasons = _reasons(len(rows), check)
+    return FunnyScoreCalibration(
+        study=study,
+        scope="all",
+        kind=FunnyScoreCalibration.Kind.LEARNED,
+        model={**model.to_json(), "prior": prior.version if prior is not None else ""},
+        validation=_validation_json(check, keys),
+        a=0.0,
+        b=0.0,
+        c=0.0,
+        intercept=model.intercept,
+        is_default=False,
+        n_items=len(rows),
+        cv_spearman=check.rho.value,
+        cv_spearman_low=check.rho.ci_low,
+        cv_spearman_high=check.rho.ci_high,
+        applicable=not reasons,
+        not_applicable_reason="; ".join(reasons)[:500],
+        applied=not reasons,
+        data_hash=calib.data_hash(rows),
+    )
+
+
+def _current_scores(
+    features: Sequence[ItemFeatures | None], default: FunnyScoreCalibration
+) -> NDArray[np.float64] | None:
+    """The default scorer's scores of these items (NaN where it has none: such items count at the
+    middle), or None when it scores none of them."""
+    values = scoring.scores(features, default)
+    if all(v is None for v in values):
+        return None
+    known = [v for v in values if v is not None]
+    middle = float(np.median(known))
+    return np.array([middle if v is None else v for v in values], dtype=np.float64)
+
+
+def _reasons(n: int, check: learned.Validation) -> list[str]:
+    reasons = []
+    if n < calib.MIN_ITEMS_PER_SCOPE:
+        reasons.append(f"only {n} items; at least {calib.MIN_ITEMS_PER_SCOPE} are needed")
+    return reasons + list(check.reasons)
+
+
+def _row(
+    study: Study,
+    scope_fit: calib.ScopeFit,
+    stored: dict[int, ItemFeatures],
+    default: FunnyScoreCalibration,
+) -> FunnyScoreCalibration:
     fit = scope_fit.fit
-    judged = calib.verdict(fit)
-    low, high = fit.cv_spearman_ci if fit.cv_spearman_ci is not None else (None, None)
+    by_key = {key: stored.get(key) for key in scope_fit.keys}
+    features = [by_key[key] for key in scope_fit.keys]
+    matrix = np.array(
+        [
+            [
+                np.nan if f is None or f.surprise is None else f.surprise,
+                np.nan if f is None or f.coherence is None else f.coherence,
+                np.nan if f is None or f.valence_penalty is None else f.valence_penalty,
+            ]
+            for f in features
+        ],
+        dtype=np.float64,
+    ).reshape(-1, 3)
+    means = human_mean_funniness(study=study)
+    human = np.array([means[key][0] for key in scope_fit.keys], dtype=np.float64)
+    check = learned.validate(
+        calib.ols_fitter(matrix, human),
+        human,
+        seed=study.random_seed,
+        current=_current_scores(features, default),
+        rounds=int(settings.BOOTSTRAP_ROUNDS),
+    )
+    reasons = _reasons(fit.n, check)
     return FunnyScoreCalibration(
         study=study,
         scope=scope_fit.scope,
+        kind=FunnyScoreCalibration.Kind.FEATURES,
+        validation=_validation_json(check, scope_fit.keys),
         a=fit.a,
         b=fit.b,
         c=fit.c,
@@ -113,14 +236,14 @@ def _row(study: Study, scope_fit: calib.ScopeFit) -> FunnyScoreCalibration:
         is_default=False,
         n_items=fit.n,
         r2=fit.r2,
-        cv_spearman=fit.cv_spearman,
-        cv_spearman_low=low,
-        cv_spearman_high=high,
+        cv_spearman=check.rho.value,
+        cv_spearman_low=check.rho.ci_low,
+        cv_spearman_high=check.rho.ci_high,
         intervals={name: list(bounds) for name, bounds in fit.intervals.items()},
-        applicable=judged.applicable,
-        not_applicable_reason="; ".join(judged.reasons)[:500],
-        # Only a fit that meets the rules replaces the defaults on its own.
-        applied=judged.applicable,
+        applicable=not reasons,
+        not_applicable_reason="; ".join(reasons)[:500],
+        # Only a fit that meets the rules replaces the default scorer on its own.
+        applied=not reasons,
         data_hash=scope_fit.data_hash,
     )
 
@@ -136,7 +259,18 @@ def funnyscore_calibration_choose(
     if not current:
         raise DomainError("the study has no calibration yet; calibrate first", field="calibration")
     who = user if isinstance(user, User) else None
+    # One scorer at a time: applying takes the learned fit where there is one, else the
+    # FunnyScore fits of every scope.
+    has_learned = any(row.kind == FunnyScoreCalibration.Kind.LEARNED for row in current)
+    chosen = [
+        row.pk
+        for row in current
+        if not has_learned or row.kind == FunnyScoreCalibration.Kind.LEARNED
+    ]
+    now = timezone.now()
     FunnyScoreCalibration.objects.filter(pk__in=[row.pk for row in current]).update(
-        applied=apply, applied_by=who, applied_at=timezone.now()
+        applied=False, applied_by=who, applied_at=now
     )
+    if apply:
+        FunnyScoreCalibration.objects.filter(pk__in=chosen).update(applied=True)
     return calibrations_current(study=study)

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.screening.features.coherence import coherence_scores
+from apps.screening.features.embedding import item_embeddings, to_bytes
 from apps.screening.features.split import split_item
 from apps.screening.features.surprise import surprise_scores
 from apps.screening.features.valence import package_used, valence_scores
@@ -24,6 +25,8 @@ _UPDATED = [
     "valence",
     "valence_penalty",
     "valence_missing",
+    "embedding",
+    "embedding_missing",
     "models_used",
     "compute_seconds",
     "computed_at",
@@ -64,6 +67,8 @@ def item_features_compute(*, item_ids: Sequence[int]) -> int:
     )
     # The whole item is scored for valence: setup and punchline together.
     valence = valence_scores([s.text for s in splits], languages)
+    # The item's own text (a reply or response without its context) for the learned L1.
+    embeddings = item_embeddings([item.text for item in items], languages, model=embedding_model)
     now = timezone.now()
     share = (time.perf_counter() - started) / len(items)
     rows = [
@@ -76,16 +81,21 @@ def item_features_compute(*, item_ids: Sequence[int]) -> int:
             valence=v.value,
             valence_penalty=v.penalty,
             valence_missing=v.missing[:200],
+            embedding=to_bytes(e.vector),
+            embedding_missing=e.missing[:200],
             models_used={
                 "surprise": language_model.label,
                 "coherence": embedding_model.label,
                 "valence": package_used(item.language),
+                "embedding": embedding_model.label,
                 "split": split.how,
             },
             compute_seconds=share,
             computed_at=now,
         )
-        for item, split, s, c, v in zip(items, splits, surprise, coherence, valence, strict=True)
+        for item, split, s, c, v, e in zip(
+            items, splits, surprise, coherence, valence, embeddings, strict=True
+        )
     ]
     with transaction.atomic():
         ItemFeatures.objects.bulk_create(

@@ -42,7 +42,7 @@ from django.utils import timezone
 
 from apps.analysis.services import study_results_request
 from apps.core.errors import Conflict, DomainError
-from apps.screening import calibration as calib
+from apps.screening import scoring
 from apps.screening.llm_judge import judge_config
 from apps.screening.models import (
     FunnyScoreCalibration,
@@ -55,7 +55,6 @@ from apps.screening.selectors import (
     calibration_default_stored,
     calibration_for_item,
     calibrations_applied,
-    coefficients_of,
     features_of,
     screening_pool,
 )
@@ -75,6 +74,7 @@ JUDGE_QUESTION = "funniness"
 ACTIVE = (ScreeningRun.Status.QUEUED, ScreeningRun.Status.RUNNING)
 REASON_HELD = "held by the offense filter"
 REASON_ATTENTION = "attention check: goes into the study unscreened"
+REASON_INTERCEPTED = "intercepted by a guardrail at generation"
 
 
 def _parse_top_k(top_k: object) -> int:
@@ -471,20 +471,14 @@ def _missing_reason(features: ItemFeatures | None) -> str:
             ("surprise", features.surprise_missing),
             ("coherence", features.coherence_missing),
             ("valence", features.valence_missing),
+            ("embedding", features.embedding_missing),
         )
     ]
     return "; ".join(parts)
 
 
 def _score(features: ItemFeatures | None, calibration: FunnyScoreCalibration) -> float | None:
-    if features is None:
-        return None
-    return calib.funny_score(
-        features.surprise,
-        features.coherence,
-        features.valence_penalty,
-        coefficients_of(calibration),
-    )
+    return scoring.score(features, calibration)
 
 
 def _cutoff(run: ScreeningRun) -> datetime:
@@ -545,10 +539,15 @@ def _pool(run: ScreeningRun) -> _Pool:
         score = _score(features, used)
         if item.stage == Item.Stage.HELD:
             decided.append(_outcome(run, item, score, False, REASON_HELD, used, Stage.OFFENSE))
+        elif item.safety_intercepted:
+            # A refusal or a filtered output is a finding about the product, never a joke to
+            # rank: it is shown and counted, and never passes the sieve, whatever it scores.
+            reason = _interception_reason(item)
+            decided.append(_outcome(run, item, score, False, reason, used, Stage.INTERCEPTED))
         elif item.is_attention_check:
             decided.append(_outcome(run, item, score, True, REASON_ATTENTION, used, Stage.L1))
         elif score is None:
-            reason = f"no FunnyScore: every feature is missing ({_missing_reason(features)})"
+            reason = f"no L1 score: what it reads is missing ({_missing_reason(features)})"
             decided.append(_outcome(run, item, None, False, reason, used, Stage.L1))
         else:
             groups[(item.source, item.level)].append(_Entry(item, score, used))
@@ -558,6 +557,16 @@ def _pool(run: ScreeningRun) -> _Pool:
             entry.l1_rank = position
     levels = len({level for _, level in groups})
     return _Pool(decided=decided, groups=dict(groups), levels=levels)
+
+
+def _interception_reason(item: Item) -> str:
+    output = getattr(item, "generation_output", None)
+    detail = ""
+    if output is not None and output.intercept_reason:
+        detail = f": {output.get_intercept_reason_display()}"
+        if output.intercept_detail:
+            detail += f" ({output.intercept_detail})"
+    return f"{REASON_INTERCEPTED}{detail}"
 
 
 def _passes_l1(run: ScreeningRun, entry: _Entry) -> bool:

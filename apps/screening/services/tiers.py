@@ -21,19 +21,19 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 from django.conf import settings
 from django.db.models import Sum
 from django.utils import timezone
 
 from apps.content import tiers
 from apps.judgments.models import ScoreAnswer
-from apps.screening import calibration as calib
+from apps.screening import learned, scoring
 from apps.screening.models import ItemFeatures, JudgeVerdict, ScreeningTiers
 from apps.screening.selectors import (
     calibration_default,
     calibration_for_item,
     calibrations_applied,
-    coefficients_of,
     human_mean_funniness,
 )
 from apps.studies.models import Study
@@ -58,15 +58,19 @@ def screening_tiers_compute(*, study: Study, rounds: int | None = None) -> Scree
         f.item_id: f for f in ItemFeatures.objects.filter(item_id__in=ids).select_related("item")
     }
     automatic: list[float | None] = []
+    audited: list[float | None] = []
     for pk in ids:
         f = features.get(pk)
         if f is None:
             automatic.append(None)
+            audited.append(None)
             continue
         used = calibration_for_item(item=f.item, calibrations=current, default=default)
-        automatic.append(
-            calib.funny_score(f.surprise, f.coherence, f.valence_penalty, coefficients_of(used))
-        )
+        value = scoring.score(f, used)
+        automatic.append(value)
+        # A fitted scorer has seen these items: the audit reads its held-out prediction.
+        held_out = (used.validation or {}).get("held_out") or {}
+        audited.append(held_out.get(str(pk), value) if not used.is_default else value)
     timed = [f.compute_seconds for f in features.values() if f.compute_seconds is not None]
 
     verdicts = list(
@@ -113,11 +117,25 @@ def screening_tiers_compute(*, study: Study, rounds: int | None = None) -> Scree
         seed=seed,
         rounds=rounds,
     )
-    rows[0]["label"] = "FunnyScore (L1 features)"
+    rows[0]["label"] = f"L1 ({default.kind})"
+    keep = [i for i, value in enumerate(audited) if value is not None]
+    audit = learned.sieve_audit(
+        np.array([audited[i] for i in keep], dtype=np.float64),
+        np.array([human_values[i] for i in keep], dtype=np.float64),
+        seed=seed,
+        rounds=rounds,
+    )
+    audit["scorer"] = str(default.get_kind_display())
+    audit["scorer_kind"] = default.kind
     stored, _ = ScreeningTiers.objects.update_or_create(
         study=study,
         defaults={
-            "payload": {"question": QUESTION, "tiers": rows, "rated_items": len(ids)},
+            "payload": {
+                "question": QUESTION,
+                "tiers": rows,
+                "rated_items": len(ids),
+                "audit": audit,
+            },
             "seed": seed,
             "rounds": rounds,
             "computed_at": timezone.now(),

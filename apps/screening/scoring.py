@@ -1,0 +1,132 @@
+"""Scoring items at L1 with a stored calibration: the one place runs, tiers and the sieve audit
+read an item's score from, whatever the calibration's kind.
+
+Reads only (no writes). Scores are comparable within one calibration, not across kinds: a run
+ranks the items of a model and level by one scorer (the study's "all" scope decides which).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import numpy as np
+from django.conf import settings
+from numpy.typing import NDArray
+
+from apps.screening import calibration as calib
+from apps.screening import learned
+from apps.screening.features.embedding import from_bytes
+from apps.screening.models import FunnyScoreCalibration, ItemFeatures
+from apps.screening.prior import PRIOR_PATH, Prior, packaged_prior
+from apps.textmodels.registry import embedding_info
+
+Kind = FunnyScoreCalibration.Kind
+
+
+def prior_available() -> tuple[Prior | None, str]:
+    """The shipped prior if it fits the configured embedding model, else None and why not."""
+    configured_path = str(settings.L1_PRIOR_PATH).strip()
+    if configured_path.lower() in ("off", "none"):
+        return None, "the prior is turned off (L1_PRIOR_PATH=off)"
+    prior = packaged_prior(configured_path or None)
+    if prior is None:
+        return None, (
+            f"no prior file at {configured_path or PRIOR_PATH} "
+            "(build it with manage.py build_l1_prior)"
+        )
+    configured = embedding_info()
+    if configured.unavailable:
+        return None, configured.unavailable
+    if configured.short_name != prior.embedding_model:
+        return None, (
+            f"the prior was trained on {prior.embedding_model} embeddings, and the configured "
+            f"embedding model is {configured.short_name}"
+        )
+    return prior, ""
+
+
+@functools.cache
+def _ridge(model_json: str) -> learned.RidgeModel:
+    import json
+
+    return learned.RidgeModel.from_json(json.loads(model_json))
+
+
+def _ridge_of(calibration: FunnyScoreCalibration) -> learned.RidgeModel:
+    import json
+
+    return _ridge(json.dumps(calibration.model, sort_keys=True))
+
+
+def embedding_of(features: ItemFeatures | None) -> NDArray[np.float64] | None:
+    return None if features is None else from_bytes(features.embedding)
+
+
+def learned_columns(
+    features: Sequence[ItemFeatures | None], names: Sequence[str], prior: Prior | None
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """The learned L1's unpenalised columns (`names`) and the embeddings (NaN rows where
+    missing; None when no item has one) of these items."""
+    block = learned.feature_block(
+        [None if f is None else f.surprise for f in features],
+        [None if f is None else f.coherence for f in features],
+        [None if f is None else f.valence_penalty for f in features],
+    )
+    vectors = [embedding_of(f) for f in features]
+    width = next((len(v) for v in vectors if v is not None), 0)
+    embeddings = (
+        np.vstack([v if v is not None else np.full(width, np.nan) for v in vectors])
+        if width
+        else None
+    )
+    columns = [
+        block[:, learned.FEATURE_COLUMNS.index(name)]
+        for name in names
+        if name in learned.FEATURE_COLUMNS
+    ]
+    if learned.PRIOR_COLUMN in names:
+        prior_scores = np.full(len(features), np.nan)
+        if prior is not None and embeddings is not None:
+            present = ~np.isnan(embeddings).any(axis=1)
+            if present.any():
+                prior_scores[present] = prior.predict(embeddings[present])
+        columns.append(prior_scores)
+    matrix = np.column_stack(columns) if columns else np.zeros((len(features), 0))
+    return matrix, embeddings
+
+
+def scores(
+    features: Sequence[ItemFeatures | None], calibration: FunnyScoreCalibration
+) -> list[float | None]:
+    """Each item's L1 score under `calibration`, or None when it cannot be scored (no features;
+    for the prior, no embedding; for the formula, every feature missing)."""
+    if calibration.kind in (Kind.DEFAULTS, Kind.FEATURES):
+        coefficients = calib.Coefficients(
+            a=calibration.a, b=calibration.b, c=calibration.c, intercept=calibration.intercept
+        )
+        return [
+            None
+            if f is None
+            else calib.funny_score(f.surprise, f.coherence, f.valence_penalty, coefficients)
+            for f in features
+        ]
+    prior, _ = prior_available()
+    if calibration.kind == Kind.PRIOR:
+        out: list[float | None] = []
+        for f in features:
+            vector = embedding_of(f)
+            out.append(
+                None if vector is None or prior is None else float(prior.predict(vector[None])[0])
+            )
+        return out
+    model = _ridge_of(calibration)
+    columns, embeddings = learned_columns(features, model.columns, prior)
+    predicted = model.predict(columns, embeddings)
+    return [
+        None if f is None else float(value) for f, value in zip(features, predicted, strict=True)
+    ]
+
+
+def score(features: ItemFeatures | None, calibration: FunnyScoreCalibration) -> float | None:
+    return scores([features], calibration)[0]
