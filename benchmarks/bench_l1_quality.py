@@ -42,9 +42,8 @@ import sys
 import time
 from pathlib import Path
 
-from common import ROOT, setup_django
-
 import numpy as np
+from common import ROOT, setup_django
 
 CSV = ROOT.parent / "shared" / "reference" / "humicroedit" / "task-1_train.csv"
 CACHE = ROOT / "var" / "bench-cache"
