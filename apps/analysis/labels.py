@@ -243,6 +243,17 @@ def group_label(name: str, dimension: str, *, humor: bool = True) -> str:
     return name
 
 
+def l1_kind_label(kind: str) -> str:
+    """An L1 scorer's kind (FunnyScoreCalibration.Kind) in the reader's words."""
+    known = {
+        "defaults": _("FunnyScore, documented defaults"),
+        "prior": _("prior from public crowd ratings"),
+        "features": _("FunnyScore fitted on this study"),
+        "learned": _("learned L1 fitted on this study"),
+    }
+    return str(known.get(kind, kind))
+
+
 def source_label(name: str) -> str:
     """A source: a model's name as it is, the human baseline in the reader's language."""
     return _("human") if name == "human" else name

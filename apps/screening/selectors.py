@@ -265,10 +265,20 @@ class ScreeningOverview:
     has_fit: bool = False
     fit_applied: bool = False
     defaults_score: bool = True
+    learned_applied: bool = False
 
 
 def screening_tiers_of(*, study: Study) -> ScreeningTiers | None:
     return ScreeningTiers.objects.filter(study=study).first()
+
+
+def sieve_audit_of(*, study: Study) -> dict[str, Any] | None:
+    """The stored sieve audit (`learned.sieve_audit`, computed with the tiers), or None."""
+    tiers = screening_tiers_of(study=study)
+    if tiers is None:
+        return None
+    audit = tiers.payload.get("audit")
+    return audit if isinstance(audit, dict) else None
 
 
 def screening_run_latest(*, study: Study) -> ScreeningRun | None:
@@ -302,9 +312,11 @@ def screening_overview(*, study: Study) -> ScreeningOverview:
         run=run,
         rows=waiting + rows,
         pending=len(waiting),
-        calibrations=current or [calibration_default(study=study)],
+        calibrations=current,
         has_fit=bool(current),
         fit_applied=bool(current) and all(row.applied for row in current),
-        defaults_score=bool(current)
-        and not any(row.applied and row.scope == "all" for row in current),
+        defaults_score=not any(row.applied and row.scope == "all" for row in current),
+        learned_applied=any(
+            row.applied and row.kind == FunnyScoreCalibration.Kind.LEARNED for row in current
+        ),
     )

@@ -210,3 +210,39 @@ def test_the_tiers_carry_the_sieve_audit_and_warn_of_a_coin(demo_study):
     assert kept["ci_low"] <= 0.5 <= kept["ci_high"]
     assert audit["better_than_chance"] is False
     assert audit["suggested_keep_share"] is None
+
+
+def test_the_page_shows_the_audit_its_warning_and_an_interception(demo_study, django_user_model):
+    from apps.studies.services import study_member_add
+    from tests.screening.test_runs import client_for, page
+
+    owner = django_user_model.objects.create_user("audit-owner", password="pw-audit-123")
+    study_member_add(study=demo_study, user=owner)
+    rng = np.random.default_rng(9)
+    for item_id in human_mean_funniness(study=demo_study):
+        features_for(Item.objects.get(pk=item_id), None, float(rng.uniform()), 0.0)
+    screening_tiers_compute(study=demo_study, rounds=300)
+    html = client_for(owner).get(page(demo_study)).content.decode()
+    audit = html.split('class="stats sieve-audit"')[1].split("</dl>")[0]
+    assert 'data-better="no"' in html
+    assert "FunnyScore, documented defaults" in audit
+    warning = html.split('class="warning sieve-warning" role="alert"')[1].split("</p>")[0]
+    assert "no better than chance" in warning
+    assert "every candidate (L1 passes 0)" in audit
+
+
+def test_an_interception_is_marked_on_the_page(study, django_user_model):
+    from apps.studies.services import study_member_add
+    from tests.screening.test_runs import client_for, page
+
+    owner = django_user_model.objects.create_user("int-owner", password="pw-int-123")
+    study_member_add(study=study, user=owner)
+    items = list(Item.objects.filter(study=study).order_by("external_id"))
+    for index, item in enumerate(items):
+        features_for(item, None, 0.1 * index, 0.0)
+    Item.objects.filter(pk=items[0].pk).update(safety_intercepted=True)
+    screening_run_finish(run=running_run(study, top_k=2))
+    html = client_for(owner).get(page(study)).content.decode()
+    row = html.split(f'data-item="{items[0].external_id}"')[1].split("</tr>")[0]
+    assert ">intercepted<" in row
+    assert "Intercepted by a guardrail" in row

@@ -580,8 +580,16 @@ def test_the_page_shows_outcomes_features_missing_reasons_and_calibrations(study
     assert "rank 1 of 5 for gpt-x: in the top 2" in html
     assert "rank 5 of 5 for gpt-x: below the top 2" in html
     assert "no language model" in html  # surprise's missing reason
-    assert 'data-scope="all"' in html
-    assert "default" in html
+    # Before any fit, the default scorer's own row (here the documented coefficients).
+    default_row = html.split('data-scope="defaults"')[1].split("</tr>")[0]
+    assert 'data-kind="defaults"' in html
+    assert "FunnyScore, documented defaults" in default_row
+    # Each candidate's own text is on the page, with its model, level and language.
+    row = html.split('data-item="c-gpt-x-01"')[1].split("</tr>")[0]
+    assert "I told my plant a secret" in row
+    assert "gpt-x" in row
+    assert "Single joke" in row
+    assert "English" in row
     assert "1.000" in html
     assert "2.000" in html
 

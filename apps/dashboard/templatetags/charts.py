@@ -97,6 +97,11 @@ def metric_label(name: str) -> str:
 
 
 @register.filter
+def l1_kind_label(kind: str) -> str:
+    return labels.l1_kind_label(str(kind))
+
+
+@register.filter
 def source_label(name: str) -> str:
     return labels.source_label(str(name))
 

@@ -15,7 +15,13 @@ from django.views.decorators.http import require_GET, require_POST
 from apps.core.errors import DomainError
 from apps.dashboard.access import study_view
 from apps.screening.calibration import DEFAULT_COEFFICIENTS, MIN_ITEMS_PER_SCOPE
-from apps.screening.selectors import screening_overview, screening_run_latest
+from apps.screening.scoring import prior_available
+from apps.screening.selectors import (
+    calibration_default,
+    screening_overview,
+    screening_run_latest,
+    sieve_audit_of,
+)
 from apps.screening.services.calibration import (
     funnyscore_calibrate_request,
     funnyscore_calibration_choose,
@@ -81,6 +87,10 @@ def _page(
         "judge_model": judge_stage_model(),
         "min_items": MIN_ITEMS_PER_SCOPE,
         "defaults": DEFAULT_COEFFICIENTS,
+        "default_scorer": calibration_default(study=study),
+        "prior": prior_available()[0],
+        "prior_unavailable": prior_available()[1],
+        "audit": sieve_audit_of(study=study),
     }
     return render(request, "screening/overview.html", context, status=status)
 
@@ -165,7 +175,10 @@ def calibration_choose(request: HttpRequest, study: Study) -> HttpResponse:
     if choice == "apply":
         messages.success(request, _("The fit now scores candidates, by your choice."))
     else:
-        messages.success(request, _("The documented defaults now score candidates."))
+        messages.success(
+            request,
+            _("The default scorer (the prior where it applies, else the documented defaults) now scores candidates."),
+        )
     return _back(study)
 
 
