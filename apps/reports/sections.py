@@ -371,12 +371,31 @@ def screening(found: Payload | None) -> dict[str, Any] | None:
     calibrations = [
         {
             "scope": labels.scope_label(str(row.get("scope"))),
+            "row": f"{row.get('scope')}/{row.get('kind') or 'features'}",
+            "kind": labels.l1_kind_label(str(row.get("kind") or "features")),
             "is_default": bool(row.get("is_default")),
             "applied": bool(row.get("applied")),
             "n_items": fmt_number(row.get("n_items"), 0) if not row.get("is_default") else "—",
-            "cv_spearman": fmt_number(row.get("cv_spearman"), 3),
+            "cv_spearman": fmt_ci(
+                {
+                    "value": row.get("cv_spearman"),
+                    "ci_low": row.get("cv_spearman_low"),
+                    "ci_high": row.get("cv_spearman_high"),
+                },
+                3,
+            ),
+            "top_quartile_kept": fmt_ci(
+                (row.get("validation") or {}).get("top_quartile_kept"), 0, pct=True
+            ),
+            "current_rho": fmt_number((row.get("validation") or {}).get("current_rho"), 3),
             "r2": fmt_number(row.get("r2"), 3),
-            "coefficients": [fmt_number(row.get(name), 3) for name in ("a", "b", "c", "intercept")],
+            # The learned L1 has no a, b, c: its weights are on the embedding and the features.
+            "coefficients": [
+                "—"
+                if row.get("kind") == "learned" and name != "intercept"
+                else fmt_number(row.get(name), 3)
+                for name in ("a", "b", "c", "intercept")
+            ],
         }
         for row in found.get("calibrations") or []
     ]
@@ -432,4 +451,39 @@ def screening(found: Payload | None) -> dict[str, Any] | None:
         "comparisons": comparisons,
         "tiers": tiers,
         "held": found.get("held") or 0,
+        "audit": _audit(found.get("audit")),
+        "scorer": _scorer(found.get("default_scorer") or {}),
+    }
+
+
+def _audit(audit: Payload | None) -> dict[str, Any] | None:
+    """The sieve audit as the screening page shows it."""
+    if not audit or not audit.get("n"):
+        return None
+    share = audit.get("suggested_keep_share")
+    return {
+        "scorer": labels.l1_kind_label(str(audit.get("scorer_kind") or "")),
+        "n": fmt_number(audit.get("n"), 0),
+        "kept": fmt_ci(audit.get("top_quartile_kept"), 0, pct=True),
+        "chance": fmt_pct(audit.get("chance"), 0),
+        "rho": fmt_ci(audit.get("rho")),
+        "better_than_chance": audit.get("better_than_chance"),
+        "suggested": (
+            _("the top %(share)s of each model and level") % {"share": fmt_pct(share, 0)}
+            if share
+            else _("every candidate (L1 passes 0)")
+        ),
+        "reason": audit.get("reason") or "",
+    }
+
+
+def _scorer(scorer: Payload) -> dict[str, Any]:
+    """The default scorer and, for the prior, what it was trained on and how well it did."""
+    quality = scorer.get("quality") or {}
+    return {
+        "kind": labels.l1_kind_label(str(scorer.get("kind") or "")),
+        "prior": scorer.get("prior") or "",
+        "n_holdout": fmt_number(scorer.get("n_holdout"), 0),
+        "rho": fmt_ci(quality.get("rho")),
+        "kept": fmt_ci(quality.get("top_quartile_kept"), 0, pct=True),
     }

@@ -52,11 +52,14 @@ from apps.reports.tables import (
     result_tables,
 )
 from apps.screening.models import ScreeningOutcome
+from apps.screening.scoring import prior_available
 from apps.screening.selectors import (
+    calibration_default,
     calibrations_current,
     judge_comparisons,
     screening_run_latest,
     screening_tiers_of,
+    sieve_audit_of,
 )
 from apps.studies.models import Item, Study
 from apps.studies.selectors import study_questions
@@ -201,6 +204,23 @@ def _content_evaluation(study: Study) -> dict[str, Any] | None:
     }
 
 
+def _default_scorer(study: Study) -> dict[str, Any]:
+    """What scores items no applied fit covers: the prior (with its measured quality) or the
+    documented FunnyScore coefficients."""
+    default = calibration_default(study=study)
+    prior, _unavailable = prior_available()
+    found: dict[str, Any] = {"kind": default.kind}
+    if prior is not None and default.kind == "prior":
+        found.update(
+            prior=prior.version,
+            trained_on=prior.trained_on,
+            n_holdout=prior.n_holdout,
+            quality=prior.quality,
+            measured_languages=list(prior.measured_languages),
+        )
+    return found
+
+
 def _screening(study: Study) -> dict[str, Any] | None:
     """The screening records the study's pages show, as plain values (None without any)."""
     run = screening_run_latest(study=study)
@@ -239,6 +259,7 @@ def _screening(study: Study) -> dict[str, Any] | None:
         "calibrations": [
             {
                 "scope": row.scope,
+                "kind": row.kind,
                 "is_default": row.is_default,
                 "applicable": row.applicable,
                 "applied": row.applied,
@@ -253,6 +274,10 @@ def _screening(study: Study) -> dict[str, Any] | None:
                 "c": row.c,
                 "intercept": row.intercept,
                 "intervals": row.intervals,
+                # The repeated cross-validation's figures, without the per-item predictions.
+                "validation": {
+                    key: value for key, value in (row.validation or {}).items() if key != "held_out"
+                },
                 "data_hash": row.data_hash,
                 "created_at": row.created_at,
             }
@@ -270,6 +295,8 @@ def _screening(study: Study) -> dict[str, Any] | None:
             "computed_at": tiers.computed_at,
         },
         "held": Item.objects.filter(study=study, stage=Item.Stage.HELD).count(),
+        "audit": sieve_audit_of(study=study),
+        "default_scorer": _default_scorer(study),
     }
     if run is None and not (found["calibrations"] or found["comparisons"] or found["tiers"]):
         return None

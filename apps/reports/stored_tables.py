@@ -311,12 +311,19 @@ COEFFICIENTS = ("a", "b", "c", "intercept")
 CALIBRATION_COLUMNS = [
     "scope",
     "scope_label",
+    "kind",
+    "kind_label",
     "is_default",
     "applicable",
     "applied",
     "not_applicable_reason",
     "n_items",
     *_ci_columns("cv_spearman"),
+    *_ci_columns("top_quartile_kept"),
+    "current_rho",
+    "beats_current",
+    "cv_repeats",
+    "cv_folds",
     "r2",
     *(column for name in COEFFICIENTS for column in _ci_columns(name)),
     "data_hash",
@@ -338,10 +345,15 @@ def screening_calibration_table(screening: Record) -> Table:
                 bounds if isinstance(bounds, list | tuple) and len(bounds) == 2 else [None] * 2
             )
             coefficients += [row.get(name), low, high]
+        validation = row.get("validation") or {}
+        kept = validation.get("top_quartile_kept") or {}
+        kind = str(row.get("kind") or "")
         rows.append(
             [
                 scope,
                 labels.scope_label(scope),
+                kind,
+                labels.l1_kind_label(kind),
                 row.get("is_default"),
                 row.get("applicable"),
                 row.get("applied"),
@@ -350,6 +362,13 @@ def screening_calibration_table(screening: Record) -> Table:
                 row.get("cv_spearman"),
                 row.get("cv_spearman_low"),
                 row.get("cv_spearman_high"),
+                kept.get("value"),
+                kept.get("ci_low"),
+                kept.get("ci_high"),
+                validation.get("current_rho"),
+                validation.get("beats_current"),
+                validation.get("repeats"),
+                validation.get("folds"),
                 row.get("r2"),
                 *coefficients,
                 row.get("data_hash") or "",
@@ -417,6 +436,52 @@ def screening_judge_table(screening: Record) -> Table:
     return Table("screening_judge", JUDGE_COLUMNS, rows)
 
 
+AUDIT_COLUMNS = [
+    "scorer_kind",
+    "scorer_label",
+    "n_items",
+    "top_share",
+    "keep_share",
+    *_ci_columns("top_quartile_kept"),
+    "chance",
+    "better_than_chance",
+    *_ci_columns("rho"),
+    "suggested_keep_share",
+    "reason",
+]
+
+
+def screening_audit_table(screening: Record) -> Table:
+    """The sieve audit: of the humans' top quartile among rated items, the share a top-half sieve
+    by the L1 scorer in place keeps (95% bootstrap interval), against chance (one half)."""
+    audit = _get(screening, "audit") or {}
+    rows = []
+    if audit.get("n"):
+        kept = audit.get("top_quartile_kept") or {}
+        rho = audit.get("rho") or {}
+        kind = str(audit.get("scorer_kind") or "")
+        rows.append(
+            [
+                kind,
+                labels.l1_kind_label(kind),
+                audit.get("n"),
+                audit.get("top_share"),
+                audit.get("keep_share"),
+                kept.get("value"),
+                kept.get("ci_low"),
+                kept.get("ci_high"),
+                audit.get("chance"),
+                audit.get("better_than_chance"),
+                rho.get("value"),
+                rho.get("ci_low"),
+                rho.get("ci_high"),
+                audit.get("suggested_keep_share"),
+                audit.get("reason") or "",
+            ]
+        )
+    return Table("screening_audit", AUDIT_COLUMNS, rows)
+
+
 def screening_tiers_table(screening: Record) -> Table:
     """L1 (FunnyScore), L2 (the LLM judge) and L3 (the raters' split half) against the humans."""
     return Table("screening_tiers", TIER_COLUMNS, _tier_rows(_get(screening, "tiers") or []))
@@ -428,6 +493,7 @@ def screening_tables(screening: Record) -> list[Table]:
         screening_run_table(screening),
         screening_stages_table(screening),
         screening_calibration_table(screening),
+        screening_audit_table(screening),
         screening_judge_table(screening),
         screening_tiers_table(screening),
     ]
@@ -443,6 +509,7 @@ BUILDERS: dict[str, Callable[[Record], Table]] = {
     "screening_run": screening_run_table,
     "screening_stages": screening_stages_table,
     "screening_calibration": screening_calibration_table,
+    "screening_audit": screening_audit_table,
     "screening_judge": screening_judge_table,
     "screening_tiers": screening_tiers_table,
 }

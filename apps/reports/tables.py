@@ -44,6 +44,7 @@ SCREENING_TABLE_NAMES = (
     "screening_run",
     "screening_stages",
     "screening_calibration",
+    "screening_audit",
     "screening_judge",
     "screening_tiers",
 )

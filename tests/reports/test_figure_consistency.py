@@ -2117,6 +2117,7 @@ def screening_figures(study: Study) -> Iterator[Figure]:
         judge_comparisons,
         screening_run_latest,
         screening_tiers_of,
+        sieve_audit_of,
     )
 
     run = screening_run_latest(study=study)
@@ -2134,24 +2135,53 @@ def screening_figures(study: Study) -> Iterator[Figure]:
             {"field": "Top K per model", "column": "top_k"},
         )
     for row in calibrations_current(study=study):
-        p = {"scope": row.scope}
-        base = ("screening", "calibration", row.scope)
+        p = {"scope": row.scope, "kind": row.kind}
+        base = ("screening", "calibration", row.scope, row.kind)
         if not row.is_default:
             yield Figure("screening.calibration_n", (*base, "n"), {"n": row.n_items}, p)
-        for name, column in (
-            ("cv_spearman", "CV Spearman rho"),
-            ("r2", "R²"),
-            ("a", "a"),
-            ("b", "b"),
-            ("c", "c"),
-            ("intercept", "Intercept"),
-        ):
+        yield Figure(
+            "screening.calibration_rho",
+            (*base, "cv_spearman"),
+            {
+                "value": row.cv_spearman,
+                "ci_low": row.cv_spearman_low,
+                "ci_high": row.cv_spearman_high,
+            },
+            {**p, "column": "Held-out rho", "name": "cv_spearman"},
+        )
+        kept = (row.validation or {}).get("top_quartile_kept")
+        if kept and kept.get("value") is not None:
+            yield Figure(
+                "screening.calibration_kept",
+                (*base, "top_quartile_kept"),
+                kept,
+                {**p, "column": "Top quarter kept", "name": "top_quartile_kept"},
+            )
+        names = [("current_rho", "Scorer in place"), ("r2", "R²")]
+        if row.kind != "learned":  # the learned L1 has no a, b, c
+            names += [("a", "a"), ("b", "b"), ("c", "c")]
+        names.append(("intercept", "Intercept"))
+        for name, column in names:
+            value = (
+                (row.validation or {}).get(name) if name == "current_rho" else getattr(row, name)
+            )
             yield Figure(
                 "screening.calibration",
                 (*base, name),
-                {"value": getattr(row, name)},
+                {"value": value},
                 {**p, "column": column, "name": name},
             )
+    audit = sieve_audit_of(study=study)
+    if audit and audit.get("n") and (audit.get("top_quartile_kept") or {}).get("value") is not None:
+        yield Figure(
+            "screening.audit_kept",
+            ("screening", "audit", "top_quartile_kept"),
+            audit["top_quartile_kept"],
+            {"css": "audit-kept", "name": "top_quartile_kept"},
+        )
+        yield Figure(
+            "screening.audit_n", ("screening", "audit", "n"), {"n": audit["n"]}, {"css": "audit-n"}
+        )
     for comparison in judge_comparisons(study=study):
         rows = [(str(r.get("humor_type") or ""), r) for r in comparison["by_humor_type"]]
         if comparison.get("overall"):
@@ -2201,29 +2231,39 @@ def _screening_places(f: Figure, models: int) -> dict[str, Place]:
             "report": Element("report", "screening-run", ("n",)),
             **_data("screening_run", {}, (p["column"],), ("n",)),
         }
-    columns: tuple[str, ...]
     if family.startswith("screening.calibration"):
-        heading, first = "FunnyScore calibration", "Scope"
+        heading, first = "Calibration against the study's ratings", "Scope"
+        pct = False
         if family == "screening.calibration_n":
             column, parts, digits = "n", ("n",), None
-            columns = ("n_items",)
+            columns: tuple[str, ...] = ("n_items",)
+        elif family == "screening.calibration_rho":
+            column, parts, digits = p["column"], INTERVAL, 3
+            columns = ("cv_spearman", "cv_spearman_ci_low", "cv_spearman_ci_high")
+        elif family == "screening.calibration_kept":
+            column, parts, digits, pct = p["column"], INTERVAL, 0, True
+            columns = ("top_quartile_kept", "top_quartile_kept_ci_low", "top_quartile_kept_ci_high")
         else:
             column, parts, digits = p["column"], ("value",), 3
             columns = (p["name"],)
+        row = ("data-row", f"{p['scope']}/{p['kind']}")
         return {
-            "page": Cell(
-                "screening",
-                heading,
-                first,
-                ("data-scope", p["scope"]),
-                column,
-                parts,
-                digits=digits,
+            "page": Cell("screening", heading, first, row, column, parts, pct=pct, digits=digits),
+            "report": Cell("report", heading, first, row, column, parts, pct=pct, digits=digits),
+            **_data(
+                "screening_calibration", {"scope": p["scope"], "kind": p["kind"]}, columns, parts
             ),
-            "report": Cell(
-                "report", heading, first, scope_label(p["scope"]), column, parts, digits=digits
-            ),
-            **_data("screening_calibration", {"scope": p["scope"]}, columns, parts),
+        }
+    if family.startswith("screening.audit"):
+        if family == "screening.audit_n":
+            parts, digits, pct, columns = ("n",), None, False, ("n_items",)
+        else:
+            parts, digits, pct = INTERVAL, 0, True
+            columns = ("top_quartile_kept", "top_quartile_kept_ci_low", "top_quartile_kept_ci_high")
+        return {
+            "page": Element("screening", p["css"], parts, pct=pct, digits=digits),
+            "report": Element("report", p["css"], parts, pct=pct, digits=digits),
+            **_data("screening_audit", {}, columns, parts),
         }
     if family.startswith("screening.judge"):
         if family == "screening.judge_n":

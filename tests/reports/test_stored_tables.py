@@ -27,6 +27,7 @@ from apps.reports.tables import (
 from apps.screening.models import ScreeningOutcome
 from apps.screening.selectors import (
     calibrations_current,
+    sieve_audit_of,
     judge_comparisons,
     screening_pool,
     screening_run_latest,
@@ -281,14 +282,27 @@ def test_the_humor_studys_workbook_carries_its_pre_screening(demo_site, tmp_path
     assert stages == {"l1": (run.pk, 0, 1), "top_k": (run.pk, 1, 0)}
     calibrations = calibrations_current(study=study)
     assert calibrations
-    assert [r["scope"] for r in sheets["screening_calibration"]] == [c.scope for c in calibrations]
+    assert [(r["scope"], r["kind"]) for r in sheets["screening_calibration"]] == [
+        (c.scope, c.kind) for c in calibrations
+    ]
+    assert "learned" in {c.kind for c in calibrations}
     for r, c in zip(sheets["screening_calibration"], calibrations, strict=True):
         assert (r["n_items"], r["applied"], r["data_hash"]) == (c.n_items, c.applied, c.data_hash)
         assert r["a"] == pytest.approx(c.a, rel=1e-15)
-        assert (r["a_ci_low"], r["a_ci_high"]) == pytest.approx(c.intervals["a"], rel=1e-15)
+        if "a" in c.intervals:
+            assert (r["a_ci_low"], r["a_ci_high"]) == pytest.approx(c.intervals["a"], rel=1e-15)
         if c.cv_spearman is not None:
             assert r["cv_spearman"] == pytest.approx(c.cv_spearman, rel=1e-15)
             assert r["cv_spearman_ci_low"] == pytest.approx(c.cv_spearman_low, rel=1e-15)
+        kept = c.validation["top_quartile_kept"]
+        assert r["top_quartile_kept"] == pytest.approx(kept["value"], rel=1e-15)
+        assert (r["cv_repeats"], r["cv_folds"]) == (20, 5)
+        assert r["beats_current"] == c.validation["beats_current"]
+    audit = sieve_audit_of(study=study)
+    assert audit is not None
+    (audit_row,) = sheets["screening_audit"]
+    assert audit_row["n_items"] == audit["n"]
+    assert audit_row["better_than_chance"] == audit["better_than_chance"]
     comparisons = judge_comparisons(study=study)
     assert comparisons, "the humor demo has a judge comparison"
     for comparison in comparisons:

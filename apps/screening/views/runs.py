@@ -177,7 +177,9 @@ def calibration_choose(request: HttpRequest, study: Study) -> HttpResponse:
     else:
         messages.success(
             request,
-            _("The default scorer (the prior where it applies, else the documented defaults) now scores candidates."),
+            _(
+                "The default scorer (the prior where it applies, else the documented defaults) now scores candidates."
+            ),
         )
     return _back(study)
 
