@@ -30,6 +30,8 @@ NAMES = {
     "krippendorff",
     "fleiss",
     "funnyscore",
+    # The shipped L1 prior is named after the data set it was trained on.
+    "humicroedit",
     "prolific",
     "pearson",
     "spearman",
