@@ -4,14 +4,19 @@ so that screening ranks by something measured before a study has any ratings of 
 What it is: a ridge regression (`apps.screening.learned.fit_ridge`, embeddings only) of the mean
 crowd grade of Humicroedit's edited headlines (Hossain, Krumm & Gamon, NAACL 2019; SemEval-2020
 Task 7, subtask 1 training split: 9,652 English headlines, five 0–3 grades each) on their
-multilingual Universal Sentence Encoder embeddings. `manage.py build_l1_prior` builds it from the
+multilingual Universal Sentence Encoder embeddings, with each headline's unedited original beside
+it at grade 0. The originals are the method's "ordinary text of the same topic": news, not a
+joke, so not funny (an assumption, not a rating: nobody graded them). Without them the prior
+learns only which of many jokes people like more, and scores a plain weather report like a
+joke; with them it also learns what separates a joke from ordinary text on the same subject. `manage.py build_l1_prior` builds it from the
 CSV the project documents (`shared/reference/humicroedit/task-1_train.csv`); nothing is fetched
 at run time, and the file holds only coefficients, never the headlines.
 
-How it was measured: the build keeps a seeded 20% of the headlines out of training and reports,
-on them, the Spearman rho with the crowd means and the share of the crowd's top quartile that a
-top-half sieve keeps (95% percentile bootstrap intervals over items), and the RMSE beside the
-training mean's. The shipped coefficients are exactly the measured model's (the held-out fifth
+How it was measured: the build keeps a seeded 20% of the headlines (and their originals) out of
+training and reports, on the edited ones, the Spearman rho with the crowd means and the share of
+the crowd's top quartile that a top-half sieve keeps (95% percentile bootstrap intervals over
+items), the RMSE beside the training mean's, and the share of held-out headlines that score
+above their own unedited original. The shipped coefficients are exactly the measured model's (the held-out fifth
 is never trained on, so the benchmark can also evaluate on it).
 
 Chinese: the encoder maps Chinese and English into one space, so the prior gives Chinese items a
@@ -49,6 +54,7 @@ class HeadlineRow:
     id: str
     text: str
     mean_grade: float
+    original: str = ""
 
 
 def read_humicroedit(path: Path | str) -> list[HeadlineRow]:
@@ -65,9 +71,13 @@ def read_humicroedit(path: Path | str) -> list[HeadlineRow]:
             except (KeyError, ValueError):
                 raise ValueError(f"line {number}, field meanGrade: not a number") from None
             text = _EDIT.sub(lambda _match, edit=edit: edit, original, count=1)
+            plain = _EDIT.sub(lambda match: match.group(0)[1:-2], original, count=1)
             rows.append(
                 HeadlineRow(
-                    id=str(record.get("id", "")), text=" ".join(text.split()), mean_grade=mean
+                    id=str(record.get("id", "")),
+                    text=" ".join(text.split()),
+                    mean_grade=mean,
+                    original=" ".join(plain.split()),
                 )
             )
     return rows
@@ -115,19 +125,23 @@ class Prior:
 def build_prior(
     rows: Sequence[HeadlineRow],
     embeddings: NDArray[np.float64],
+    original_embeddings: NDArray[np.float64],
     *,
     embedding_model: str,
     seed: int,
     rounds: int = learned.DEFAULT_BOOTSTRAP,
 ) -> Prior:
-    """Fit the prior on all but a seeded held-out fifth, and measure it there."""
+    """Fit the prior on all but a seeded held-out fifth (edited headlines at their mean grade,
+    their originals at 0), and measure it on the held-out fifth."""
     y = np.array([row.mean_grade for row in rows], dtype=np.float64)
     hold = holdout_mask(len(rows), seed=seed)
     train = ~hold
-    model = learned.fit_ridge(
-        np.zeros((int(train.sum()), 0)), embeddings[train], y[train], names=()
-    )
+    n_train = int(train.sum())
+    x = np.vstack([embeddings[train], original_embeddings[train]])
+    target = np.concatenate([y[train], np.zeros(n_train)])
+    model = learned.fit_ridge(np.zeros((len(target), 0)), x, target, names=())
     predicted = model.predict(np.zeros((int(hold.sum()), 0)), embeddings[hold])
+    ordinary = model.predict(np.zeros((int(hold.sum()), 0)), original_embeddings[hold])
     rho, kept = learned.bootstrap_figures(predicted, y[hold], seed=seed, rounds=rounds)
     quality = {
         "language": "en",
@@ -135,6 +149,8 @@ def build_prior(
         "top_quartile_kept": kept.to_json(),
         "rmse": learned.rmse(predicted, y[hold]),
         "rmse_mean_baseline": learned.rmse(np.full(int(hold.sum()), y[train].mean()), y[hold]),
+        # The share of held-out headlines scored above their own unedited original.
+        "above_original": float(np.mean(predicted > ordinary)),
         "scale": "Humicroedit mean grade, 0-3",
     }
     return Prior(
@@ -142,10 +158,10 @@ def build_prior(
         embedding_model=embedding_model,
         trained_on=(
             "Humicroedit (Hossain, Krumm & Gamon, NAACL 2019; SemEval-2020 Task 7 subtask 1 "
-            f"training split): {int(train.sum())} English edited news headlines with five 0-3 "
-            "crowd grades each"
+            f"training split): {n_train} English edited news headlines with five 0-3 crowd "
+            "grades each, and their unedited originals at grade 0"
         ),
-        n_train=int(train.sum()),
+        n_train=n_train,
         n_holdout=int(hold.sum()),
         seed=seed,
         quality=quality,

@@ -27,11 +27,11 @@ from apps.reports.tables import (
 from apps.screening.models import ScreeningOutcome
 from apps.screening.selectors import (
     calibrations_current,
-    sieve_audit_of,
     judge_comparisons,
     screening_pool,
     screening_run_latest,
     screening_tiers_of,
+    sieve_audit_of,
 )
 from apps.screening.services.calibration import funnyscore_calibrate
 from apps.studies.models import Study

@@ -56,7 +56,10 @@ def test_the_shipped_prior_says_what_it_was_trained_on_and_how_well_it_did():
     assert rho["ci_low"] < rho["value"] < rho["ci_high"]
     kept = prior.quality["top_quartile_kept"]
     assert kept["ci_low"] > 0.5
-    assert prior.quality["rmse"] < prior.quality["rmse_mean_baseline"]
+    # It ranks, it does not predict a grade: the originals at 0 pull its level down, so its RMSE
+    # is no better than the mean's. What it adds: a headline scores above its own original.
+    assert prior.quality["above_original"] > 0.75
+    assert "originals at grade 0" in prior.trained_on
     assert len(prior.model.embedding_weights) == 512
 
 
@@ -68,16 +71,38 @@ def test_the_prior_ranks_real_headlines_it_never_saw():
     held = [
         row for row, out in zip(rows, holdout_mask(len(rows), seed=prior.seed), strict=True) if out
     ]
-    sample = held[:400]
+    sample = held  # the 1,930 headlines of the seeded held-out fifth
     predicted = prior.predict(embedder().encode([row.text for row in sample]))
     human = np.array([row.mean_grade for row in sample])
     rho, kept = learned.bootstrap_figures(predicted, human, seed=1, rounds=300)
     assert rho.value is not None
     assert rho.value > 0.2
     assert rho.ci_low is not None
-    assert rho.ci_low > 0.1
+    assert rho.ci_low > 0.15
+    # The figure the file states is the one measured here.
+    assert rho.value == pytest.approx(prior.quality["rho"]["value"], abs=1e-6)
     assert kept.value is not None
     assert kept.value > 0.6
+
+
+@pytest.mark.l1_prior
+def test_ordinary_text_scores_below_jokes_in_both_languages():
+    prior = packaged_prior()
+    assert prior is not None
+    jokes = [
+        "My cat knocked my coffee off the desk, then looked at me like I was the one who needed to explain.",
+        "Why did the spreadsheet go to therapy? It had too many unresolved references.",
+        "我的猫把杯子推下桌，然后看着我，好像该道歉的是我。",
+        "菜谱上写着“盐少许”。我至今不知道“少许”是多少克。",
+    ]
+    ordinary = [
+        "Today will be mostly sunny with a high of 22 degrees and light winds from the west.",
+        "The city council approved the new budget for road repairs on Tuesday.",
+        "今天多云转晴，最高气温22度，西风三到四级。",
+        "市议会周二批准了新的道路维修预算。",
+    ]
+    scores = prior.predict(embedder().encode(jokes + ordinary))
+    assert scores[:4].min() > scores[4:].max()
 
 
 def test_the_build_command_writes_a_measured_prior(tmp_path):
@@ -91,7 +116,9 @@ def test_the_build_command_writes_a_measured_prior(tmp_path):
     assert data["n_holdout"] == 60
     assert set(data["quality"]) >= {"rho", "top_quartile_kept", "rmse", "rmse_mean_baseline"}
     assert len(data["model"]["embedding_weights"]) == 512
-    assert "original" not in json.dumps(data)  # coefficients only, never the headlines
+    # Coefficients and figures only, never a headline.
+    text = json.dumps(data, ensure_ascii=False)
+    assert not any(row.split(",")[1].strip('"')[:30] in text for row in lines[1:50])
 
 
 def test_the_build_command_names_the_line_and_field_of_a_bad_csv(tmp_path):

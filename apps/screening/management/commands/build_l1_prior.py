@@ -40,8 +40,13 @@ class Command(BaseCommand):
         except ModelUnavailable as exc:
             raise CommandError(f"embedding model: {exc}") from None
         embeddings = encoder.encode([row.text for row in rows])
+        originals = encoder.encode([row.original for row in rows])
         built = prior_module.build_prior(
-            rows, embeddings, embedding_model=encoder.info.short_name, seed=int(options["seed"])
+            rows,
+            embeddings,
+            originals,
+            embedding_model=encoder.info.short_name,
+            seed=int(options["seed"]),
         )
         prior_module.write_prior(built, options["out"])
         rho = built.quality["rho"]
@@ -51,5 +56,6 @@ class Command(BaseCommand):
             f"{built.n_holdout} held out: rho {rho['value']:.3f} [{rho['ci_low']:.3f}, "
             f"{rho['ci_high']:.3f}], top quartile kept by a top-half sieve {kept['value']:.1%} "
             f"[{kept['ci_low']:.1%}, {kept['ci_high']:.1%}], RMSE {built.quality['rmse']:.3f} "
-            f"(training mean: {built.quality['rmse_mean_baseline']:.3f}); written to {options['out']}"
+            f"(training mean: {built.quality['rmse_mean_baseline']:.3f}); above its own original "
+            f"{built.quality['above_original']:.1%}; written to {options['out']}"
         )
