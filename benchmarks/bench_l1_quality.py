@@ -84,7 +84,7 @@ def _features(texts: list[str]) -> tuple[np.ndarray, np.ndarray, float, float]:
             for a, b, d in zip(s, c, v, strict=True)
         ]
     )
-    embeddings = np.vstack([x.vector for x in e]).astype(np.float64)
+    embeddings = np.vstack([np.asarray(x.vector, dtype=np.float64) for x in e])
     return matrix, embeddings, feature_seconds, embedding_seconds
 
 

@@ -54,13 +54,11 @@ TOP_SHARE = 0.25
 KEEP_SHARE = 0.5
 
 Array = NDArray[np.float64]
+Floats = Sequence[float] | Array
+MaybeFloats = Sequence[float | None] | Array
 
 
-def feature_block(
-    surprise: Sequence[float | None],
-    coherence: Sequence[float | None],
-    penalty: Sequence[float | None],
-) -> Array:
+def feature_block(surprise: MaybeFloats, coherence: MaybeFloats, penalty: MaybeFloats) -> Array:
     """The method's features as unpenalised columns (NaN where missing): surprise, coherence,
     −penalty, and surprise × coherence, so that surprise counts in proportion to how well the
     punchline still links back to the setup ("any surprise must be constrained by coherence")."""
@@ -127,14 +125,14 @@ class RidgeModel:
         )
 
 
-def _standardise(columns: Array, mean: Sequence[float], scale: Sequence[float]) -> Array:
+def _standardise(columns: Array, mean: Floats, scale: Floats) -> Array:
     x = np.array(columns, dtype=np.float64).reshape(len(columns), len(mean))
     m = np.asarray(mean, dtype=np.float64)
     x = np.where(np.isnan(x), m, x)
     return (x - m) / np.asarray(scale, dtype=np.float64)
 
 
-def _embedding_centred(embeddings: Array | None, n: int, mean: Sequence[float]) -> Array:
+def _embedding_centred(embeddings: Array | None, n: int, mean: Floats) -> Array:
     m = np.asarray(mean, dtype=np.float64)
     if embeddings is None or len(embeddings) == 0:
         return np.zeros((n, len(m)))
