@@ -13,6 +13,7 @@ from apps.core.commands import command_errors
 from apps.generation.services import prompt_set_examples_install
 from apps.judgments.services import study_judgments_import
 from apps.screening.selectors import screening_run_latest
+from apps.screening.services.calibration import funnyscore_calibrate_request
 from apps.screening.services.judge import judge_verdicts_load
 from apps.screening.services.runs import screening_run_start
 from apps.studies.models import Study, StudyMembership
@@ -162,6 +163,13 @@ class Command(BaseCommand):
             run = screening_run_start(study=study, user=None, top_k=3)
             self.stdout.write(
                 f"Screening run {run.pk} of {study.slug!r} queued for the task worker"
+            )
+            # So the screening page opens with the sieve audit and both kinds of calibration:
+            # the worker computes the rated items' features, then fits and validates.
+            rated = funnyscore_calibrate_request(study=study)
+            self.stdout.write(
+                f"Calibration of {study.slug!r} on its {rated} rated items queued for the task "
+                "worker"
             )
 
     def _ensure_accounts(self, studies: list[Study]) -> None:
