@@ -134,10 +134,12 @@ def rated_items_without_features(*, study: Study) -> list[int]:
     return sorted(pk for pk in rated if pk not in complete)
 
 
-def calibration_default_stored(*, study: Study) -> FunnyScoreCalibration:
+def calibration_default_stored(
+    *, study: Study, features: Sequence[ItemFeatures | None] | None = None
+) -> FunnyScoreCalibration:
     """The default scorer as a stored row (so an outcome can name what scored it): the study's
     row of it if it has one, else the unsaved default, for the caller to save."""
-    default = calibration_default(study=study)
+    default = calibration_default(study=study, features=features)
     stored = (
         FunnyScoreCalibration.objects.filter(
             study=study,
@@ -156,13 +158,19 @@ def calibration_default_stored(*, study: Study) -> FunnyScoreCalibration:
     return default
 
 
-def calibration_default(*, study: Study) -> FunnyScoreCalibration:
+def calibration_default(
+    *, study: Study, features: Sequence[ItemFeatures | None] | None = None
+) -> FunnyScoreCalibration:
     """The default scorer (unsaved), used wherever no fit is applied: the shipped prior where it
-    fits the configured embedding model, else the documented FunnyScore coefficients."""
+    fits the configured embedding model, else the documented FunnyScore coefficients. Given the
+    features of the items to score, the prior is the default only if at least one of them has
+    an embedding (none has one when the encoder covers none of their languages, or features
+    were computed without it): the prior cannot score them, and the formula can."""
     from apps.screening.scoring import prior_available
 
     prior, _ = prior_available()
-    if prior is not None:
+    readable = features is None or any(f is not None and f.embedding for f in features)
+    if prior is not None and readable:
         return FunnyScoreCalibration(
             study=study,
             scope="all",

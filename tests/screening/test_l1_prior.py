@@ -63,7 +63,6 @@ def test_the_shipped_prior_says_what_it_was_trained_on_and_how_well_it_did():
     assert len(prior.model.embedding_weights) == 512
 
 
-@pytest.mark.l1_prior
 def test_the_prior_ranks_real_headlines_it_never_saw():
     prior = packaged_prior()
     assert prior is not None
@@ -85,7 +84,6 @@ def test_the_prior_ranks_real_headlines_it_never_saw():
     assert kept.value > 0.6
 
 
-@pytest.mark.l1_prior
 def test_ordinary_text_scores_below_jokes_in_both_languages():
     prior = packaged_prior()
     assert prior is not None
@@ -147,7 +145,6 @@ def test_the_default_scorer_is_the_prior_unless_it_is_turned_off(study, settings
     assert "/nowhere/prior.json" in why
 
 
-@pytest.mark.l1_prior
 def test_without_ratings_a_run_scores_with_the_prior(study):
     prior = packaged_prior()
     assert prior is not None
@@ -200,7 +197,6 @@ def _signal_embeddings(rated, *, seed: int) -> None:
         )
 
 
-@pytest.mark.l1_prior
 def test_a_study_fit_that_ranks_better_than_the_prior_replaces_it(demo_study):
     _signal_embeddings(demo_study, seed=4)
     stored = funnyscore_calibrate(study=demo_study, compute_missing=False)
@@ -273,3 +269,16 @@ def test_an_interception_is_marked_on_the_page(study, django_user_model):
     row = html.split(f'data-item="{items[0].external_id}"')[1].split("</tr>")[0]
     assert ">intercepted<" in row
     assert "Intercepted by a guardrail" in row
+
+
+def test_without_any_embedding_the_documented_funnyscore_scores_instead_of_the_prior(study):
+    # No candidate has an embedding (the encoder covers none of their languages, say): the
+    # prior cannot read them, so the formula ranks them rather than dropping every one.
+    items = list(Item.objects.filter(study=study))
+    for index, item in enumerate(items):
+        features_for(item, None, 0.1 * index, 0.0)
+    run = running_run(study, top_k=1)
+    screening_run_finish(run=run)
+    kinds = {o.calibration.kind for o in ScreeningOutcome.objects.filter(run=run)}
+    assert kinds == {FunnyScoreCalibration.Kind.DEFAULTS}
+    assert ScreeningOutcome.objects.filter(run=run, kept=True).count() == 2

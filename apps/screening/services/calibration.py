@@ -98,7 +98,7 @@ def _calibrate(study: Study) -> list[FunnyScoreCalibration]:
     stored_features = {
         f.item_id: f for f in ItemFeatures.objects.filter(item_id__in=[row.key for row in rows])
     }
-    default = calibration_default(study=study)
+    default = calibration_default(study=study, features=list(stored_features.values()))
     learned_row = _learned_row(study, rows, stored_features, default)
     feature_rows = [_row(study, f, stored_features, default) for f in fits]
     if learned_row is not None and learned_row.applied:

@@ -524,7 +524,9 @@ def _pool(run: ScreeningRun) -> _Pool:
     current = calibrations_applied(study=study)
     if not any(c.scope == "all" for c in current):
         # Stored, so each outcome names the coefficients that scored it.
-        default = calibration_default_stored(study=study)
+        default = calibration_default_stored(
+            study=study, features=[features_of(item=item) for item in items]
+        )
         if default.pk is None:
             default.save()
     else:

@@ -53,10 +53,13 @@ def screening_tiers_compute(*, study: Study, rounds: int | None = None) -> Scree
     human_values = [human[pk][0] for pk in ids]
 
     current = calibrations_applied(study=study)
-    default = next((c for c in current if c.scope == "all"), calibration_default(study=study))
     features = {
         f.item_id: f for f in ItemFeatures.objects.filter(item_id__in=ids).select_related("item")
     }
+    default = next(
+        (c for c in current if c.scope == "all"),
+        calibration_default(study=study, features=list(features.values())),
+    )
     automatic: list[float | None] = []
     audited: list[float | None] = []
     for pk in ids:

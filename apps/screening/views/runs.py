@@ -80,14 +80,17 @@ def _initial(study: Study) -> dict[str, object]:
 def _page(
     request: HttpRequest, study: Study, *, form: RunStartForm | None = None, status: int = 200
 ) -> HttpResponse:
+    overview_ = screening_overview(study=study)
     context = {
         "study": study,
-        "overview": screening_overview(study=study),
+        "overview": overview_,
         "form": form or RunStartForm(initial=_initial(study)),
         "judge_model": judge_stage_model(),
         "min_items": MIN_ITEMS_PER_SCOPE,
         "defaults": DEFAULT_COEFFICIENTS,
-        "default_scorer": calibration_default(study=study),
+        "default_scorer": calibration_default(
+            study=study, features=[row.features for row in overview_.rows] or None
+        ),
         "prior": prior_available()[0],
         "prior_unavailable": prior_available()[1],
         "audit": sieve_audit_of(study=study),
