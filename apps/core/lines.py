@@ -61,6 +61,28 @@ def _unstorable(value: Any) -> str | None:
     return None
 
 
+def unstorable_path(value: Any, path: str = "") -> tuple[str, str] | None:
+    """(where, problem) for the first text in a parsed JSON value that the database cannot
+    store, `where` in the value's own notation (`questions[2].choices[0].zh`); None if all can."""
+    if isinstance(value, str):
+        problem = _unstorable(value)
+        return (path or "(value)", problem) if problem else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if _unstorable(key):
+                return (path or "(value)", f"has a key that {_unstorable(key)}")
+            found = unstorable_path(item, where)
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = unstorable_path(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
 def _unstorable_field(fields: dict[str, Any]) -> tuple[str, str] | None:
     """(field, problem) for the first field of a record that cannot be stored."""
     for key, value in fields.items():

@@ -21,6 +21,7 @@ from typing import Any
 from django.db import transaction
 
 from apps.core.errors import Conflict, DomainError
+from apps.core.lines import unstorable_path
 from apps.studies.models import Question, Rubric
 
 SCALE_LIMIT = 1000  # |value| of any scale point; the database checks the same bound
@@ -192,6 +193,11 @@ def rubric_spec_validate(spec: Any) -> dict[str, Any]:
     """The spec, checked and normalised; RubricInvalid names the first field that is wrong."""
     if not isinstance(spec, dict):
         raise _fail("(rubric)", "must be a JSON object with slug, name and questions")
+    # PostgreSQL refuses NUL and lone surrogates in text: refuse them here, naming the field,
+    # instead of failing at the insert.
+    unstorable = unstorable_path(spec)
+    if unstorable is not None:
+        raise _fail(*unstorable)
     unknown = sorted(set(spec) - {"slug", "name", "kind", "questions", "builtin"})
     if unknown:
         raise _fail(unknown[0], "is not a rubric field")

@@ -3,6 +3,8 @@ a study; a bad spec is a 400 naming the field, with nothing stored."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -107,13 +109,47 @@ def test_a_builtin_rubric_is_copied_edited_and_used_for_a_new_study(client: APIC
             },
             "questions[0].anchors.en.9",
         ),
+        # Texts the database cannot store: refused naming the field, never a 500 at the insert.
+        (
+            {
+                "questions": [
+                    {
+                        "name": "q",
+                        "kind": "likert",
+                        "min_value": 0,
+                        "max_value": 3,
+                        "prompt": {"en": "Q?\u0000", "zh": "问？"},
+                    }
+                ]
+            },
+            "questions[0].prompt.en",
+        ),
+        (
+            {
+                "questions": [
+                    {
+                        "name": "mood",
+                        "kind": "choice",
+                        "prompt": {"en": "Mood?", "zh": "情绪？"},
+                        "choices": [
+                            {"en": "Gentle", "zh": "温和\ud800"},
+                            {"en": "Dry", "zh": "冷"},
+                        ],
+                    }
+                ]
+            },
+            "questions[0].choices[0].zh",
+        ),
+        ({"name": "Bad\u0000", "questions": []}, "name"),
     ],
 )
 def test_a_bad_rubric_spec_is_refused_naming_the_field(
     client: APIClient, change: dict[str, object], field: str
 ) -> None:
     spec = {"slug": "bad", "name": "Bad", **change}
-    response = client.post("/api/v1/studies/", {"slug": "s", "rubric_spec": spec}, format="json")
+    # json.dumps escapes a lone surrogate as \\ud800, as a client in any language would send it.
+    body = json.dumps({"slug": "s", "rubric_spec": spec})
+    response = client.post("/api/v1/studies/", body, content_type="application/json")
     assert response.status_code == 400
     assert response.json()["field"] == field
     assert response.json()["message"].startswith(field)
