@@ -76,7 +76,7 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
 
 
-def _too_deep(text: str, max_depth: int) -> bool:
+def too_deep(text: str, max_depth: int) -> bool:
     """Whether brackets outside strings nest deeper than `max_depth`, checked before parsing, so
     a document of 50,000 `[` never reaches the recursive parser."""
     if text.count("[") + text.count("{") <= max_depth:
@@ -96,7 +96,7 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
             text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise JsonRejected(f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    if _too_deep(text, max_depth):
+    if too_deep(text, max_depth):
         raise JsonRejected(f"is nested more than {max_depth} levels deep")
     try:
         value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from apps.core import jsonsafe
 from apps.screening.llm_judge import chat_completions_url
 
 MAX_REPLY_BYTES = 2_000_000
@@ -141,7 +142,9 @@ def storable_text(value: str) -> str:
 def parse_reply(body: bytes, *, latency_ms: float) -> Reply:
     """The first choice of a chat-completions reply; anything else is a failed call."""
     try:
-        envelope = json.loads(body.decode("utf-8"))
+        # jsonsafe refuses nesting deep enough to exhaust the stack (a RecursionError would
+        # escape as an uncaught error and leave the output running forever).
+        envelope = jsonsafe.loads(body)
     except (UnicodeDecodeError, ValueError):
         preview = body[:60].decode("utf-8", "replace")
         raise CallFailed(f"the reply is not JSON: {preview!r}", retryable=False) from None

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from apps.core import jsonsafe
 from apps.screening.models import JudgeVerdict
 from apps.studies.models import Question
 
@@ -260,7 +261,14 @@ def _strict_json(text: str) -> Any:
     def constant(name: str) -> Any:
         raise MalformedReply(f"{name} is not a JSON number")
 
-    return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+    # A hostile reply of thousands of nested brackets would exhaust the stack: refuse it as too
+    # deep first (jsonsafe's limit), so it fails this item instead of the worker's task.
+    if jsonsafe.too_deep(text, jsonsafe.MAX_DEPTH):
+        raise MalformedReply(f"the JSON is nested more than {jsonsafe.MAX_DEPTH} levels deep")
+    try:
+        return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
+    except RecursionError:
+        raise MalformedReply("the JSON is nested too deep to read") from None
 
 
 def _preview(text: str, limit: int = 60) -> str:

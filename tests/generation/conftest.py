@@ -75,6 +75,9 @@ def answer(provider: FakeProvider, body: dict[str, Any]) -> tuple[int, bytes, di
         return 200, _envelope("Why did the", finish="content_filter"), {}
     if "GARBAGE" in first_user:
         return 200, b"<html>not json at all", {}
+    if "DEEPJSON" in first_user:
+        # Deep enough to exhaust Python's stack in a plain json.loads.
+        return 200, b"[" * 100_000 + b"]" * 100_000, {}
     if "EMPTY" in first_user:
         return 200, _envelope("   "), {}
     if "HUGE" in first_user:

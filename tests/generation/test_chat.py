@@ -85,6 +85,15 @@ def test_garbage_is_a_failure_not_worth_retrying(provider: FakeProvider) -> None
     assert not failed.value.retryable
 
 
+def test_a_reply_nested_a_hundred_thousand_deep_fails_the_call_not_the_worker(
+    provider: FakeProvider,
+) -> None:
+    with pytest.raises(CallFailed) as failed:
+        endpoint(provider).complete(ask("DEEPJSON"), SAMPLING)
+    assert "not JSON" in failed.value.message
+    assert not failed.value.retryable
+
+
 def test_a_refusal_field_and_a_content_filter_come_back_as_replies(
     provider: FakeProvider,
 ) -> None:
