@@ -49,8 +49,9 @@ def _item_view(item: Item) -> dict[str, Any]:
 def _point_key(question: Question, value: int) -> str:
     """The key that chooses this point (the page shows it and rater.js reads it, so what is
     shown is what works): Y and N on a yes/no question, the point's own digit on a scale (0
-    for 10 on a 1-10 scale; other points, such as negative ones, are chosen by pointer only). Two points never share a key, and no key reaches another
-    question: keys answer only the highlighted one."""
+    for 10 on a 1-10 scale); "" for a point no single key reaches (its question is then typed,
+    see `_question_view`). Two points never share a key, and no key reaches another question:
+    keys answer only the highlighted one."""
     if question.kind == Question.Kind.BINARY and value in (0, 1):
         return "y" if value == 1 else "n"
     if 0 <= value <= 9:
@@ -60,19 +61,26 @@ def _point_key(question: Question, value: int) -> str:
 
 def _question_view(question: Question) -> dict[str, Any]:
     anchors = question.anchors.get(_lang_key()) or question.anchors.get("en") or {}
+    values = range(question.min_value, question.max_value + 1)
+    keys = [_point_key(question, value) for value in values]
+    # A scale with a point no single key reaches (above 9 or below 0) is answered by typing the
+    # whole number: then no point has a key of its own, or "1" would choose 1 on the way to 10
+    # and "2" would choose +2 on the way to -2 (rater.js waits for the number to be complete).
+    typed = question.kind != Question.Kind.BINARY and "" in keys
     points = [
         {
             "value": value,
             "label": anchors.get(str(value), ""),
-            "key": _point_key(question, value),
+            "key": "" if typed else key,
         }
-        for value in range(question.min_value, question.max_value + 1)
+        for value, key in zip(values, keys, strict=True)
     ]
     return {
         "name": question.name,
         "kind": question.kind,
         "prompt": _text(question.prompt),
         "points": points,
+        "entry": "typed" if typed else "keys",
         "required": question.required,
         "after": ",".join(q.name for q in question.answered_after.all()),
     }
@@ -92,6 +100,7 @@ def task_view_model(study: Study, assignment: Assignment) -> dict[str, Any]:
         view["item"] = _item_view(assignment.item)
     if assignment.kind == Assignment.Kind.SCORECARD:
         view["questions"] = [_question_view(q) for q in study_questions(study=study)]
+        view["typed"] = any(q["entry"] == "typed" for q in view["questions"])
     return view
 
 

@@ -143,7 +143,11 @@
   // clicking or tabbing into a question).
   var current = fieldsets.length ? fieldsets[0] : null;
   var pendingKey = null;
+  // The number being typed on a typed question (see typeOn below).
+  var TYPED_PAUSE_MS = 1200;
+  var typed = { buffer: "", fieldset: null, timer: null };
   function highlight(fieldset) {
+    if (fieldset !== current) { clearTyped(); }
     current = fieldset;
     fieldsets.forEach(function (f) {
       f.classList.toggle("current", f === fieldset);
@@ -193,10 +197,82 @@
     if (current === waiting.fieldset) { choose(waiting.input); }
   }
 
+  function warn(text) {
+    status.textContent = text || "";
+    status.className = "status warning";
+  }
+
+  // A typed question (data-entry="typed": a point above 9 or below 0) takes the whole number:
+  // digits and a leading "-" collect, shown on the question, and the number is chosen as soon as
+  // no longer number on the scale starts with it, after a pause, or with Enter. So "1" on a
+  // 0-10 scale waits for a possible "0", "73" on a 0-100 scale is 73, and "-2" is -2.
+  function showTyped() {
+    if (!typed.fieldset) { return; }
+    var shown = typed.fieldset.querySelector("[data-typed]");
+    if (!shown) { return; }
+    shown.hidden = !typed.buffer;
+    shown.querySelector("[data-typed-value]").textContent = typed.buffer.replace("-", "\u2212");
+  }
+  function clearTyped() {
+    window.clearTimeout(typed.timer);
+    typed.buffer = "";
+    showTyped();
+    typed.fieldset = null;
+  }
+  function typedValues(fieldset) {
+    return Array.prototype.map.call(fieldset.querySelectorAll("input[type=radio]"), function (input) {
+      return input.value;
+    });
+  }
+  function commitTyped() {
+    var fieldset = typed.fieldset;
+    var text = typed.buffer;
+    clearTyped();
+    if (!fieldset || !text || text === "-") { return; }
+    var input = fieldset.querySelector("input[type=radio][value='" + text + "']");
+    if (!input) { warn(form.dataset.noPointText); return; }
+    if (input.disabled) {
+      if (!pendingKey) { pendingKey = { fieldset: fieldset, input: input }; }
+      return;
+    }
+    choose(input);
+  }
+  function typeOn(fieldset, key) {
+    if (typed.fieldset !== fieldset) { clearTyped(); typed.fieldset = fieldset; }
+    if (key === "backspace") { typed.buffer = typed.buffer.slice(0, -1); showTyped(); return; }
+    if (key === "-" && typed.buffer) { return; }
+    var next = typed.buffer + key;
+    var values = typedValues(fieldset);
+    var starting = values.filter(function (value) { return value.indexOf(next) === 0; });
+    if (!starting.length) {
+      clearTyped();
+      warn(form.dataset.noPointText);
+      return;
+    }
+    typed.buffer = next;
+    showTyped();
+    window.clearTimeout(typed.timer);
+    var complete = values.indexOf(next) >= 0;
+    var longer = starting.some(function (value) { return value !== next; });
+    if (complete && !longer) { commitTyped(); return; }
+    typed.timer = window.setTimeout(commitTyped, TYPED_PAUSE_MS);
+  }
+
   // Keyboard: the key map each page shows (data-key on every choice; see the page's legend).
   document.addEventListener("keydown", function (event) {
     if (event.altKey || event.ctrlKey || event.metaKey) { return; }
     if (event.target.tagName === "SELECT" || event.target.tagName === "TEXTAREA") { return; }
+    var typing = kind === "scorecard" && current && current.dataset.entry === "typed";
+    if (typing) {
+      var pressed = event.key.toLowerCase();
+      if (/^[0-9]$/.test(pressed) || pressed === "-" || pressed === "backspace") {
+        event.preventDefault();
+        typeOn(current, pressed);
+        return;
+      }
+      if (pressed === "escape") { clearTyped(); return; }
+      if (pressed === "enter" && typed.buffer) { event.preventDefault(); commitTyped(); return; }
+    }
     if (event.key === "Enter") { event.preventDefault(); form.requestSubmit(); return; }
     var key = event.key.toLowerCase();
     if (kind === "scorecard" && (key === "arrowup" || key === "arrowdown")) {
@@ -211,8 +287,7 @@
     var input = inputFor(group, key);
     if (!input) {
       if (kind === "scorecard" && current && key.length === 1 && /[0-9a-z]/.test(key)) {
-        status.textContent = form.dataset.noKeyText || "";
-        status.className = "status warning";
+        warn(form.dataset.noKeyText);
       }
       return;
     }
