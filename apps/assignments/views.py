@@ -54,6 +54,9 @@ def _point_key(question: Question, value: int) -> str:
     keys answer only the highlighted one."""
     if question.kind == Question.Kind.BINARY and value in (0, 1):
         return "y" if value == 1 else "n"
+    if question.kind == Question.Kind.CHOICE:
+        # Options are counted from 1 on the page, as people count them (stored: the index).
+        return str(value + 1) if question.max_value < 9 else ""
     if 0 <= value <= 9:
         return str(value)
     return "0" if value == 10 and question.min_value >= 1 else ""
@@ -66,12 +69,17 @@ def _question_view(question: Question) -> dict[str, Any]:
     # A scale with a point no single key reaches (above 9 or below 0) is answered by typing the
     # whole number: then no point has a key of its own, or "1" would choose 1 on the way to 10
     # and "2" would choose +2 on the way to -2 (rater.js waits for the number to be complete).
-    typed = question.kind != Question.Kind.BINARY and "" in keys
+    typed = question.kind == Question.Kind.LIKERT and "" in keys
+    choices = question.choices if isinstance(question.choices, list) else []
     points = [
         {
             "value": value,
             "label": anchors.get(str(value), ""),
             "key": "" if typed else key,
+            # A choice shows its own words in the rater's language, never its index.
+            "choice": _text(choices[value])
+            if question.kind == Question.Kind.CHOICE and 0 <= value < len(choices)
+            else "",
         }
         for value, key in zip(values, keys, strict=True)
     ]

@@ -1,4 +1,4 @@
-"""Scales beyond single digits, answered from the keyboard: what is stored is the number the
+"""Scales beyond single digits and choice questions, answered from the keyboard: what is stored is the number the
 rater typed, on a −3..3, a 0–10 and a 0–100 question, in both interface languages, on a phone
 and on a laptop. Before, "10" stored 1 and gave the 0 to the next question, "73" stored 7 and
 "−2" stored +2."""
@@ -49,8 +49,19 @@ SPEC = {
             "max_value": 10,
             "prompt": {"en": "And again, out of ten?", "zh": "再来一次，十分制？"},
         },
+        {
+            "name": "mood",
+            "kind": "choice",
+            "prompt": {"en": "Its mood?", "zh": "它的情绪？"},
+            "choices": [
+                {"en": "Gentle", "zh": "温和"},
+                {"en": "Dry", "zh": "冷幽默"},
+                {"en": "Biting", "zh": "尖刻"},
+            ],
+        },
     ],
 }
+MOODS = {"en": ["Gentle", "Dry", "Biting"], "zh": ["温和", "冷幽默", "尖刻"]}
 LEGEND = {"en": "type the whole number", "zh": "输入完整的数字"}
 
 
@@ -114,6 +125,15 @@ def test_typed_numbers_are_stored_as_typed(
     expect(current).to_have_attribute("data-question", "again")
     page.keyboard.press("1")
     expect(page.locator("input[name=again][value='1']")).to_be_checked(timeout=5_000)
+    # A choice shows its words in the rater's language, numbered from 1 for the keys.
+    mood = page.locator("fieldset[data-question=mood] .point")
+    expect(mood).to_have_count(3)
+    for index, word in enumerate(MOODS[lang]):
+        expect(mood.nth(index)).to_contain_text(word)
+        expect(mood.nth(index).locator("kbd")).to_have_text(str(index + 1))
+    expect(current).to_have_attribute("data-question", "mood")
+    page.keyboard.press("2")
+    expect(page.locator("input[name=mood][value='1']")).to_be_checked()
     first = form.get_attribute("data-assignment")
     page.keyboard.press("Enter")
 
@@ -132,6 +152,7 @@ def test_typed_numbers_are_stored_as_typed(
     page.keyboard.press("1")
     page.keyboard.press("Enter")  # confirms the 1, does not submit
     expect(page.locator("input[name=again][value='1']")).to_be_checked()
+    page.locator("fieldset[data-question=mood] .point").nth(2).click()
     second = form.get_attribute("data-assignment")
     page.keyboard.press("Enter")
     expect(form).not_to_have_attribute("data-assignment", second or "")
@@ -142,6 +163,6 @@ def test_typed_numbers_are_stored_as_typed(
         for r in ScoreResponse.objects.filter(rater=rater).order_by("submitted_at")
     ]
     assert stored == [
-        {"stance": -2, "ten": 10, "hundred": 73, "again": 1},
-        {"stance": 3, "ten": 0, "hundred": 100, "again": 1},
+        {"stance": -2, "ten": 10, "hundred": 73, "again": 1, "mood": 1},
+        {"stance": 3, "ten": 0, "hundred": 100, "again": 1, "mood": 2},
     ]
