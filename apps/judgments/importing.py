@@ -7,6 +7,7 @@ then compares the rows with what is already stored.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -323,18 +324,47 @@ def import_warning_text(code: str, params: dict[str, Any]) -> str:
     return code
 
 
-# Rater ids that name a position in a row of grades rather than a person: "1", "r2", "grade_3",
-# "judge-4", "annotator5", "rating 1".
+# Rater ids that name a position in a row of grades rather than a person: a bare number ("1"),
+# or a column word with a number ("grade_3", "judge-4", "annotator5", "rating 1"). Codes such as
+# "r01" or "a7" are how studies name their own raters, so they alone say nothing.
 _POSITIONAL_ID = re.compile(
-    r"^(?:(?:r|g|j|a|col|column|grade|grades|rating|ratings|score|scores|judge|judges|"
+    r"^(?:(?:col|column|grade|grades|rating|ratings|score|scores|judge|judges|"
     r"annotator|annotators|rater|raters|label|labels|worker|workers|vote|votes)[\s_\-.]?)?\d{1,2}$",
     re.IGNORECASE,
 )
+# Grades in the same order by rater on this share of items: columns of a sorted row of grades
+# (Humicroedit's "32110"), whatever the ids are called.
+SORTED_SHARE = 0.9
+
+
+def _position(rater: str) -> tuple[int, str]:
+    digits = re.findall(r"\d+", rater)
+    return (int(digits[-1]) if digits else 0, rater)
+
+
+def _sorted_share(grades: dict[str, dict[str, int]], raters: list[str]) -> float:
+    """The share of items (with more than one grade that differ) whose grades, read in the
+    raters' positional order, never rise or never fall."""
+    order = sorted(raters, key=_position)
+    varied = down_all = up_all = 0
+    for by_rater in grades.values():
+        row = [by_rater[r] for r in order if r in by_rater]
+        if len(row) < 2 or len(set(row)) < 2:
+            continue
+        varied += 1
+        down = all(a >= b for a, b in itertools.pairwise(row))
+        up = all(a <= b for a, b in itertools.pairwise(row))
+        down_all += down
+        up_all += up
+    if varied == 0:
+        return 1.0  # every item's grades agree exactly: no people disagree like that
+    return max(down_all, up_all) / varied
 
 
 def rater_id_warnings(rows: Iterable[Row]) -> list[ImportWarning]:
     """A warning when the file's rater ids look positional: a handful of "raters" each judging
-    nearly every item, or ids that are small numbers or column names rather than ids.
+    nearly every item, or many items and ids that are small numbers or column names, and in
+    either case ids that name positions or grades sorted by position on nearly every item.
 
     Crowd datasets often carry five grades per item and no rater ids; numbering the grades
     1..5 makes five fake raters, each a mix of thousands of people. The statistics then see rater
@@ -342,15 +372,16 @@ def rater_id_warnings(rows: Iterable[Row]) -> list[ImportWarning]:
     comparisons) comes out several times too wide.
     """
     per_rater: dict[str, int] = {}
-    all_items: set[str] = set()
+    grades: dict[str, dict[str, int]] = {}
     for row in rows:
         if isinstance(row, ScoreRow):
             rater = row.header.rater
             per_rater[rater] = per_rater.get(rater, 0) + 1
-            all_items.add(row.item)
+            if row.answers:
+                grades.setdefault(row.item, {})[rater] = row.answers[0][1]
             if len(per_rater) > 100:
                 return []  # too many raters for either pattern
-    n_raters, n_items = len(per_rater), len(all_items)
+    n_raters, n_items = len(per_rater), len(grades)
     if n_raters == 0 or n_items < 20:
         return []
     # One scorecard per rater and item, so a rater's scorecards count the items they judged.
@@ -358,7 +389,12 @@ def rater_id_warnings(rows: Iterable[Row]) -> list[ImportWarning]:
     positional = sum(1 for rater in per_rater if _POSITIONAL_ID.match(rater.strip()))
     few_rate_all = n_raters <= 20 and coverage >= 0.9
     numbered = positional == n_raters and n_items >= 5 * n_raters
-    if not (few_rate_all or numbered):
+    # A few raters who each judged (nearly) every item is also a fully crossed design of real
+    # people: only ids that name positions, or grades sorted by position, say otherwise.
+    looks_positional = positional == n_raters or (
+        n_raters > 1 and _sorted_share(grades, list(per_rater)) >= SORTED_SHARE
+    )
+    if not ((few_rate_all or numbered) and looks_positional):
         return []
     examples = ", ".join(repr(rater) for rater in sorted(per_rater)[:3])
     return [

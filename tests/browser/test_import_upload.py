@@ -89,6 +89,15 @@ def test_a_large_upload_shows_its_progress_and_warning_without_a_reload(
     expect(box.locator("[data-field=warning]")).to_contain_text(
         "rater ids look like grade positions"
     )
+    # A warning is dressed as a warning, never in the success's green.
+    colours = {
+        field: box.locator(f"[data-field={field}]").evaluate(
+            "e => getComputedStyle(e).backgroundColor"
+        )
+        for field in ("summary", "warning")
+    }
+    assert colours["warning"] == "rgb(255, 247, 230)", colours
+    assert colours["warning"] != colours["summary"]
     assert page.evaluate("window.stillTheSamePage") is True
     screenshots.take(page, "done", full_page=True)
     assert ScoreResponse.objects.filter(study=study).count() == 90

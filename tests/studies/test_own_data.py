@@ -4,6 +4,7 @@ raters of unknown background, imports that only mark results stale, and the rate
 from __future__ import annotations
 
 import json
+import random
 from io import StringIO
 from pathlib import Path
 
@@ -179,6 +180,47 @@ def test_positional_rater_ids_get_a_warning_that_explains_the_consequence(
     summary = study_judgments_import(study=study, data=jsonl(lines), filename="j.jsonl")
     assert [w.code for w in summary.warnings] == ["positional_rater_ids"]
     assert "several times too wide" in summary.warnings[0].message
+
+
+def test_a_fully_crossed_design_of_real_raters_gets_no_warning(study: Study) -> None:
+    # Ten people, each rating all twenty items: a sound design, not columns of grades.
+    study_items_import(study=study, data=items(20), filename="items.jsonl")
+    rng = random.Random(4)
+    lines = [
+        {
+            "kind": "score",
+            "rater": f"r{r:02d}",
+            "background": "unknown",
+            "item": f"t{i}",
+            "grade": rng.randint(0, 3),
+        }
+        for r in range(1, 11)
+        for i in range(20)
+    ]
+    summary = study_judgments_import(study=study, data=jsonl(lines), filename="j.jsonl")
+    assert summary.warnings == []
+
+
+def test_grades_sorted_by_position_are_warned_about_whatever_the_ids(study: Study) -> None:
+    # Humicroedit's shape: five grades per headline, sorted from high to low, under ids that
+    # look like people's codes.
+    study_items_import(study=study, data=items(30), filename="items.jsonl")
+    rng = random.Random(5)
+    lines = []
+    for i in range(30):
+        grades = sorted((rng.randint(0, 3) for _ in range(5)), reverse=True)
+        lines += [
+            {
+                "kind": "score",
+                "rater": f"r{n}",
+                "background": "unknown",
+                "item": f"t{i}",
+                "grade": g,
+            }
+            for n, g in enumerate(grades, start=1)
+        ]
+    summary = study_judgments_import(study=study, data=jsonl(lines), filename="j.jsonl")
+    assert [w.code for w in summary.warnings] == ["positional_rater_ids"]
 
 
 def test_import_judgments_prints_the_rater_id_warning(study: Study, tmp_path: Path) -> None:
