@@ -272,6 +272,9 @@ if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {}
 else:
     CELERY_BROKER_URL = "filesystem://localhost//"
+    # kombu's filesystem transport with atomic writes and unreadable files set aside
+    # (apps/core/broker.py): its own races killed the demo's worker.
+    CELERY_BROKER_TRANSPORT = "apps.core.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_BROKER_DIR / "queue"),
         "data_folder_out": str(CELERY_BROKER_DIR / "queue"),

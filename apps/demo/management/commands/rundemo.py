@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 from typing import Any
 
@@ -11,6 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.core.links import public_base, rater_links
+from apps.demo.supervisor import Supervised
 
 
 def banner(*, host: str, port: int, worker_pid: int) -> str:
@@ -46,7 +46,7 @@ class Command(BaseCommand):
         if not 1 <= port <= 65535:
             raise CommandError(f"--port must be from 1 to 65535, got {port}")
         settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
-        worker = subprocess.Popen(
+        worker = Supervised(
             [
                 sys.executable,
                 "-m",
@@ -63,16 +63,15 @@ class Command(BaseCommand):
                 "--without-heartbeat",
                 "--loglevel=WARNING",
             ],
+            name="task worker",
             env={**os.environ},
         )
+        worker.start()
+        assert worker.pid is not None
         self.stdout.write(banner(host=host, port=port, worker_pid=worker.pid))
         # A SIGTERM (not only Ctrl-C) must reach the `finally` below, or the worker outlives us.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
             call_command("runserver", f"{host}:{port}", use_reloader=False)
         finally:
-            worker.send_signal(signal.SIGTERM)
-            try:
-                worker.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                worker.kill()
+            worker.stop(timeout=10)
