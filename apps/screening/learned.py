@@ -339,6 +339,11 @@ class Validation:
         reasons: list[str] = []
         if self.rho.ci_low is None:
             reasons.append("the held-out rho is undefined")
+        elif self.rho.ci_high is not None and self.rho.ci_high < 0:
+            reasons.append(
+                f"the held-out rho interval [{self.rho.ci_low:.2f}, {self.rho.ci_high:.2f}] "
+                "lies below 0: the fit ranks new items worse than chance"
+            )
         elif self.rho.ci_low <= 0:
             reasons.append(
                 f"the held-out rho interval [{self.rho.ci_low:.2f}, {self.rho.ci_high:.2f}] "

@@ -131,6 +131,21 @@ def test_a_fit_that_does_not_beat_the_scorer_in_place_is_not_applied():
     assert any("does not beat the current scorer" in reason for reason in check.reasons)
 
 
+def test_a_fit_that_ranks_worse_than_chance_is_called_so():
+    features, embeddings, y = _data(60, 12, signal=1.0, seed=13)
+    fitter = learned.ridge_fitter(features, embeddings, y, names=("f1", "f2"))
+
+    def backwards(train):  # type: ignore[no-untyped-def]
+        predict = fitter(train)
+        return lambda test: -predict(test)
+
+    check = learned.validate(backwards, y, seed=1, repeats=5, rounds=200)
+    assert check.rho.ci_high is not None
+    assert check.rho.ci_high < 0
+    assert any("lies below 0" in reason for reason in check.reasons)
+    assert not any("includes 0" in reason for reason in check.reasons)
+
+
 def test_the_verdict_does_not_hang_on_one_fold_split():
     # Moderate signal: a single 5-fold split may or may not call it; twenty repeats agree.
     features, embeddings, y = _data(80, 12, signal=0.5, seed=21)
