@@ -98,6 +98,7 @@ RESULT_TABLES = {
     "screening_stages",
     "screening_calibration",
     "screening_judge",
+    "screening_audit",
     "screening_tiers",
     "provenance",
 }

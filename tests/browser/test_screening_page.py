@@ -1,6 +1,6 @@
 """The screening candidates page fits a 1280 px desktop and a 375 px phone: the page itself never
 scrolls sideways, the wide table scrolls inside its own box, and the decision and FunnyScore
-columns come first, visible without scrolling that box."""
+columns come first, visible without scrolling that box, after the item's id and text."""
 
 from __future__ import annotations
 
@@ -95,7 +95,10 @@ def test_the_candidates_page_fits_without_scrolling_the_page_sideways(
     assert box["x"] >= 0
     assert box["x"] + box["width"] <= width
     headings = page.locator("table.candidates thead th").all_inner_texts()
-    assert headings[:4] == ["Item", "Model", "Decision", "FunnyScore"]
+    assert headings[:4] == ["Item", "Model", "Decision", "L1 score"]
+    # Each candidate's own text is in its item cell, under its id.
+    first = page.locator("table.candidates tbody tr >> nth=0 >> td.item .text")
+    assert first.inner_text().strip()
     # The decision (and on a desktop the FunnyScore) of the first row is on screen without
     # scrolling the box.
     for selector in ("td.decision", "td.score") if width >= 1280 else ("td.decision",):
