@@ -18,9 +18,13 @@ say otherwise). α is chosen among a grid by exact leave-one-out error, computed
 from one SVD (the hat matrix of this penalised fit is P_U + Ũ diag(s²/(s²+α)) Ũᵀ, with Ũ S Vᵀ
 the SVD of the embeddings after projecting out u).
 
+The embedding is the item text's, followed, in studies with multi-turn replies or scenario
+responses, by the embedding of what the item answers (its dialogue or scenario): a good reply
+depends on what it replies to.
+
 Missing values: a feature missing for an item takes the training mean (after standardising: 0,
-no evidence either way); a missing embedding (language not covered) takes the training mean
-embedding.
+no evidence either way); a missing embedding (language not covered; no context for a single
+joke) takes the training mean, number by number.
 
 Validation (`validate`): repeated k-fold cross-validation (20 × 5-fold by default), so the
 verdict does not depend on one fold split; each item's held-out predictions are averaged over
@@ -137,7 +141,9 @@ def _embedding_centred(embeddings: Array | None, n: int, mean: Floats) -> Array:
     if embeddings is None or len(embeddings) == 0:
         return np.zeros((n, len(m)))
     e = np.array(embeddings, dtype=np.float64).reshape(n, len(m))
-    e = np.where(np.isnan(e).any(axis=1, keepdims=True), m, e)
+    # Element by element: a row may lack one block (a single joke has no context embedding)
+    # and keep the other.
+    e = np.where(np.isnan(e), m, e)
     return np.asarray(e - m, dtype=np.float64)
 
 
@@ -176,8 +182,9 @@ def fit_ridge(
         alpha = 0.0
     else:
         raw = np.array(embeddings, dtype=np.float64).reshape(n, -1)
-        present = ~np.isnan(raw).any(axis=1)
-        e_mean = raw[present].mean(axis=0) if present.any() else np.zeros(raw.shape[1])
+        with np.errstate(all="ignore"):
+            e_mean = np.nanmean(raw, axis=0) if n else np.zeros(raw.shape[1])
+        e_mean = np.where(np.isnan(e_mean), 0.0, e_mean)
         e = _embedding_centred(raw, n, e_mean)
         # Project the unpenalised columns out of y and of the embeddings (Frisch-Waugh).
         q, _ = np.linalg.qr(design)

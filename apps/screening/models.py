@@ -74,6 +74,9 @@ class ItemFeatures(models.Model):
     # its prior read; see apps.screening.features.embedding), or why there is none.
     embedding = models.BinaryField(null=True, blank=True)
     embedding_missing = models.CharField(max_length=200, blank=True)
+    # For a multi-turn reply or a scenario response: the embedding of what it answers (the
+    # dialogue turns, or the scenario), which the learned L1 reads beside the item's own.
+    context_embedding = models.BinaryField(null=True, blank=True)
     # Which model or package computed each feature: {"surprise": "...", ...}.
     models_used = models.JSONField(default=dict, blank=True)
     # This item's share of its batch's compute time (the L1 tier's cost per item).

@@ -63,23 +63,46 @@ def embedding_of(features: ItemFeatures | None) -> NDArray[np.float64] | None:
     return None if features is None else from_bytes(features.embedding)
 
 
+def context_embedding_of(features: ItemFeatures | None) -> NDArray[np.float64] | None:
+    return None if features is None else from_bytes(features.context_embedding)
+
+
+TEXT_BLOCK, CONTEXT_BLOCK = "text", "context"
+
+
+def _block(vectors: Sequence[NDArray[np.float64] | None]) -> NDArray[np.float64] | None:
+    width = next((len(v) for v in vectors if v is not None), 0)
+    if not width:
+        return None
+    return np.vstack([v if v is not None else np.full(width, np.nan) for v in vectors])
+
+
+def embedding_blocks(features: Sequence[ItemFeatures | None]) -> tuple[str, ...]:
+    """The embedding blocks a learned L1 fitted on these items reads: the item text's, and the
+    context's where any item has one."""
+    has_context = any(f is not None and f.context_embedding for f in features)
+    return (TEXT_BLOCK, CONTEXT_BLOCK) if has_context else (TEXT_BLOCK,)
+
+
 def learned_columns(
-    features: Sequence[ItemFeatures | None], names: Sequence[str], prior: Prior | None
+    features: Sequence[ItemFeatures | None],
+    names: Sequence[str],
+    prior: Prior | None,
+    blocks: Sequence[str] = (TEXT_BLOCK,),
 ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
-    """The learned L1's unpenalised columns (`names`) and the embeddings (NaN rows where
-    missing; None when no item has one) of these items."""
+    """The learned L1's unpenalised columns (`names`) and its embeddings: the `blocks` side by
+    side (NaN where an item lacks one; None when no item has a text embedding)."""
     block = learned.feature_block(
         [None if f is None else f.surprise for f in features],
         [None if f is None else f.coherence for f in features],
         [None if f is None else f.valence_penalty for f in features],
     )
-    vectors = [embedding_of(f) for f in features]
-    width = next((len(v) for v in vectors if v is not None), 0)
-    embeddings = (
-        np.vstack([v if v is not None else np.full(width, np.nan) for v in vectors])
-        if width
-        else None
-    )
+    text = _block([embedding_of(f) for f in features])
+    parts = [text] if text is not None else []
+    if text is not None and CONTEXT_BLOCK in blocks:
+        context = _block([context_embedding_of(f) for f in features])
+        parts.append(context if context is not None else np.full(text.shape, np.nan))
+    embeddings = np.hstack(parts) if parts else None
     columns = [
         block[:, learned.FEATURE_COLUMNS.index(name)]
         for name in names
@@ -87,10 +110,10 @@ def learned_columns(
     ]
     if learned.PRIOR_COLUMN in names:
         prior_scores = np.full(len(features), np.nan)
-        if prior is not None and embeddings is not None:
-            present = ~np.isnan(embeddings).any(axis=1)
+        if prior is not None and text is not None:
+            present = ~np.isnan(text).any(axis=1)
             if present.any():
-                prior_scores[present] = prior.predict(embeddings[present])
+                prior_scores[present] = prior.predict(text[present])
         columns.append(prior_scores)
     matrix = np.column_stack(columns) if columns else np.zeros((len(features), 0))
     return matrix, embeddings
@@ -121,7 +144,8 @@ def scores(
             )
         return out
     model = _ridge_of(calibration)
-    columns, embeddings = learned_columns(features, model.columns, prior)
+    blocks = tuple((calibration.model or {}).get("blocks") or (TEXT_BLOCK,))
+    columns, embeddings = learned_columns(features, model.columns, prior, blocks)
     predicted = model.predict(columns, embeddings)
     return [
         None if f is None else float(value) for f, value in zip(features, predicted, strict=True)

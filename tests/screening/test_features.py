@@ -6,6 +6,7 @@ import dataclasses
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from apps.screening.features import FeatureValue
@@ -412,6 +413,20 @@ def test_the_service_stores_every_feature_and_a_recompute_replaces_them(tiny_gpt
     assert zh.valence is not None
     assert zh.models_used["valence"] == "snownlp 0.12.3"
     assert zh.models_used["split"] == "context"
+    # Both carry the item text's embedding; the reply also that of the dialogue it answers.
+    from apps.screening.features.embedding import from_bytes
+    from apps.textmodels.registry import embedder
+
+    for features in (first, zh):
+        vector = from_bytes(features.embedding)
+        assert vector is not None
+        assert vector.shape == (512,)
+        assert features.embedding_missing == ""
+    assert first.context_embedding is None
+    context = from_bytes(zh.context_embedding)
+    assert context is not None
+    expected = embedder().encode(["我们组有条铁律：周五不许上线。"])[0]
+    assert np.allclose(context, expected, atol=1e-5)
 
     # A recompute replaces the rows: same numbers, a new time, no duplicates.
     english.text = "Why did the chicken cross the road? I love this wonderful day."

@@ -282,3 +282,41 @@ def test_without_any_embedding_the_documented_funnyscore_scores_instead_of_the_p
     kinds = {o.calibration.kind for o in ScreeningOutcome.objects.filter(run=run)}
     assert kinds == {FunnyScoreCalibration.Kind.DEFAULTS}
     assert ScreeningOutcome.objects.filter(run=run, kept=True).count() == 2
+
+
+def test_the_learned_l1_reads_what_a_reply_answers(demo_study):
+    # The humans' means follow the dialogue each item answers, not the reply's own text: only a
+    # fit that reads the context embedding can rank them.
+    rng = np.random.default_rng(11)
+    direction = rng.normal(size=512)
+    direction /= np.linalg.norm(direction)
+    for item_id, (mean, _) in human_mean_funniness(study=demo_study).items():
+        text = rng.normal(size=512)
+        context = rng.normal(size=512) * 0.02 + direction * (mean - 4.0) * 0.2
+        f = features_for(
+            Item.objects.get(pk=item_id), None, None, None, embedding=text / np.linalg.norm(text)
+        )
+        f.context_embedding = (context / np.linalg.norm(context)).astype("<f4").tobytes()
+        f.save(update_fields=["context_embedding"])
+    stored = funnyscore_calibrate(study=demo_study, compute_missing=False)
+    fitted = next(row for row in stored if row.kind == FunnyScoreCalibration.Kind.LEARNED)
+    assert fitted.model["blocks"] == ["text", "context"]
+    assert len(fitted.model["embedding_weights"]) == 1024
+    assert fitted.cv_spearman_low > 0.5
+    assert fitted.applied
+    # Two replies with the same text score apart when they answer different dialogues.
+    from apps.screening.models import ItemFeatures
+    from apps.screening.scoring import scores
+
+    same = np.ones(512) / np.sqrt(512)
+    funny, dull = (
+        ItemFeatures(
+            embedding=same.astype("<f4").tobytes(),
+            context_embedding=(sign * direction).astype("<f4").tobytes(),
+        )
+        for sign in (1.0, -1.0)
+    )
+    high, low = scores([funny, dull], fitted)
+    assert high is not None
+    assert low is not None
+    assert high > low

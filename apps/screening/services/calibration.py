@@ -140,7 +140,8 @@ def _learned_row(
     features = [stored.get(key) for key in keys]
     prior, _ = prior_available()
     names = learned.FEATURE_COLUMNS + ((learned.PRIOR_COLUMN,) if prior is not None else ())
-    columns, embeddings = scoring.learned_columns(features, names, prior)
+    blocks = scoring.embedding_blocks(features)
+    columns, embeddings = scoring.learned_columns(features, names, prior, blocks)
     human = np.array([row.human_mean for row in rows], dtype=np.float64)
     current = _current_scores(features, default)
     check = learned.validate(
@@ -156,7 +157,11 @@ def _learned_row(
         study=study,
         scope="all",
         kind=FunnyScoreCalibration.Kind.LEARNED,
-        model={**model.to_json(), "prior": prior.version if prior is not None else ""},
+        model={
+            **model.to_json(),
+            "prior": prior.version if prior is not None else "",
+            "blocks": list(blocks),
+        },
         validation=_validation_json(check, keys),
         a=0.0,
         b=0.0,

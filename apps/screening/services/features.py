@@ -27,6 +27,7 @@ _UPDATED = [
     "valence_missing",
     "embedding",
     "embedding_missing",
+    "context_embedding",
     "models_used",
     "compute_seconds",
     "computed_at",
@@ -69,6 +70,26 @@ def item_features_compute(*, item_ids: Sequence[int]) -> int:
     valence = valence_scores([s.text for s in splits], languages)
     # The item's own text (a reply or response without its context) for the learned L1.
     embeddings = item_embeddings([item.text for item in items], languages, model=embedding_model)
+    # What a reply or response answers: its split's setup is the dialogue or the scenario.
+    answered = [
+        i
+        for i, (item, split) in enumerate(zip(items, splits, strict=True))
+        if item.level in (Item.Level.MULTI_TURN, Item.Level.SCENARIO)
+        and split.boundary is not None
+        and split.setup.strip()
+    ]
+    contexts: dict[int, bytes | None] = {
+        i: to_bytes(value.vector)
+        for i, value in zip(
+            answered,
+            item_embeddings(
+                [splits[i].setup for i in answered],
+                [languages[i] for i in answered],
+                model=embedding_model,
+            ),
+            strict=True,
+        )
+    }
     now = timezone.now()
     share = (time.perf_counter() - started) / len(items)
     rows = [
@@ -83,6 +104,7 @@ def item_features_compute(*, item_ids: Sequence[int]) -> int:
             valence_missing=v.missing[:200],
             embedding=to_bytes(e.vector),
             embedding_missing=e.missing[:200],
+            context_embedding=contexts.get(index),
             models_used={
                 "surprise": language_model.label,
                 "coherence": embedding_model.label,
@@ -93,8 +115,8 @@ def item_features_compute(*, item_ids: Sequence[int]) -> int:
             compute_seconds=share,
             computed_at=now,
         )
-        for item, split, s, c, v, e in zip(
-            items, splits, surprise, coherence, valence, embeddings, strict=True
+        for index, (item, split, s, c, v, e) in enumerate(
+            zip(items, splits, surprise, coherence, valence, embeddings, strict=True)
         )
     ]
     with transaction.atomic():
