@@ -118,6 +118,25 @@ def _pool(limit: int | None) -> tuple[list[str], np.ndarray, np.ndarray, np.ndar
     return texts, features, embeddings, human, ratio
 
 
+def _formula(features: np.ndarray, coefficients: object) -> np.ndarray:
+    """FunnyScore of each row (surprise, coherence, penalty; NaN = missing)."""
+    from apps.screening import calibration as calib
+
+    assert isinstance(coefficients, calib.Coefficients)
+    return np.array(
+        [
+            calib.funny_score(
+                None if np.isnan(s) else s,
+                None if np.isnan(c) else c,
+                None if np.isnan(p) else p,
+                coefficients,
+            )
+            for s, c, p in features
+        ],
+        dtype=np.float64,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -139,23 +158,10 @@ def main() -> None:
     _, features, embeddings, human, ratio = _pool(args.items)
     n = len(human)
     gated = learned.feature_block(features[:, 0], features[:, 1], features[:, 2])
-    gated = np.where(np.isnan(gated), np.nan, gated)
     prior_scores = prior.predict(embeddings)
     with_prior = np.column_stack([gated, prior_scores])
     names = (*learned.FEATURE_COLUMNS, learned.PRIOR_COLUMN)
-    defaults = calib.DEFAULT_COEFFICIENTS
-    default_scores = np.array(
-        [
-            calib.funny_score(
-                None if np.isnan(s) else s,
-                None if np.isnan(c) else c,
-                None if np.isnan(p) else p,
-                defaults,
-            )
-            for s, c, p in features
-        ],
-        dtype=np.float64,
-    )
+    default_scores = _formula(features, calib.DEFAULT_COEFFICIENTS)
     print(
         f"pool: {n} Humicroedit headlines the prior never saw; study {args.study} per seed, "
         f"{n - args.study} held out"
@@ -171,18 +177,7 @@ def main() -> None:
         baseline = learned.rmse(np.full(len(held), y.mean()), human[held])
 
         ols = calib.fit(features[study], y, seed=seed, folds=5).coefficients
-        ols_scores = np.array(
-            [
-                calib.funny_score(
-                    None if np.isnan(s) else s,
-                    None if np.isnan(c) else c,
-                    None if np.isnan(p) else p,
-                    ols,
-                )
-                for s, c, p in features[held]
-            ],
-            dtype=np.float64,
-        )
+        ols_scores = _formula(features[held], ols)
         model = learned.fit_ridge(gated[study], embeddings[study], y, names=learned.FEATURE_COLUMNS)
         refined = learned.fit_ridge(with_prior[study], embeddings[study], y, names=names)
         scored = {

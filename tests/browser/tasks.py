@@ -4,10 +4,11 @@ on. The language journey and the page-fit test walk their sessions with these.""
 
 from __future__ import annotations
 
+import re
 import time
 
 from playwright.sync_api import Error as PlaywrightError
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 STATE = """() => {
     if (document.querySelector("[data-page=end]")) return ["end", ""];
@@ -15,6 +16,20 @@ STATE = """() => {
     if (!form) return ["loading", ""];
     return [form.dataset.task || "", form.dataset.assignment || form.dataset.response || ""];
 }"""
+
+
+def enroll(page: Page, slug: str, lang: str) -> None:
+    """Through the enrolment page of a study in this interface language: the first background,
+    25-34, consent; on to the first task."""
+    page.goto(f"/s/{slug}/")
+    if lang == "zh":
+        page.locator("#lang-select").select_option("zh-hans")
+        expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
+    page.locator("input[name=background]").first.check()
+    page.locator("#id_age_band").select_option("25-34")
+    page.locator("#id_consent").check()
+    page.locator("form[method=post] button[type=submit]").click()
+    expect(page).to_have_url(re.compile(rf"/s/{slug}/task/$"))
 
 
 def task_state(page: Page) -> tuple[str, str]:

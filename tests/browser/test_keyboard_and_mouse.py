@@ -19,6 +19,7 @@ from apps.assignments.models import Assignment
 from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
 from apps.raters.models import Rater
 from apps.studies.models import Item, Study
+from tests.browser.tasks import enroll
 from tests.factories import ItemFactory, StudyFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -55,15 +56,7 @@ def _phone(new_context, screenshots, lang: str) -> Page:  # type: ignore[no-unty
 
 
 def _enroll(page: Page, study: Study, lang: str, mode: str) -> None:
-    page.goto(f"/s/{study.slug}/")
-    if lang == "zh":
-        page.locator("#lang-select").select_option("zh-hans")
-        expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
-    page.locator("input[name=background]").first.check()
-    page.locator("#id_age_band").select_option("25-34")
-    page.locator("#id_consent").check()
-    page.locator("form[method=post] button[type=submit]").click()
-    expect(page).to_have_url(re.compile(rf"/s/{study.slug}/task/$"))
+    enroll(page, study.slug, lang)
 
 
 def _fits(page: Page) -> None:

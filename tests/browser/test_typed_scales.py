@@ -8,11 +8,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from apps.judgments.models import ScoreResponse
 from apps.raters.models import Rater
 from apps.studies.rubrics import rubric_create
+from tests.browser.tasks import enroll
 from tests.factories import ItemFactory, StudyFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -65,18 +66,6 @@ MOODS = {"en": ["Gentle", "Dry", "Biting"], "zh": ["温和", "冷幽默", "尖�
 LEGEND = {"en": "type the whole number", "zh": "输入完整的数字"}
 
 
-def _start(page: Page, slug: str, lang: str) -> None:
-    page.goto(f"/s/{slug}/")
-    if lang == "zh":
-        page.locator("#lang-select").select_option("zh-hans")
-        expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
-    page.locator("input[name=background]").first.check()
-    page.locator("#id_age_band").select_option("25-34")
-    page.locator("#id_consent").check()
-    page.locator("form[method=post] button[type=submit]").click()
-    expect(page).to_have_url(re.compile(rf"/s/{slug}/task/$"))
-
-
 @pytest.mark.parametrize(("lang", "width"), [("en", 1280), ("zh", 375)])
 def test_typed_numbers_are_stored_as_typed(
     new_context, screenshots, live_server, builtin_rubrics: None, lang: str, width: int
@@ -94,7 +83,7 @@ def test_typed_numbers_are_stored_as_typed(
     context = new_context(viewport={"width": width, "height": 900})
     page = screenshots.watch(context.new_page())
     page.set_default_timeout(10_000)
-    _start(page, study.slug, lang)
+    enroll(page, study.slug, lang)
 
     form = page.locator("form.task[data-task=scorecard]")
     expect(form.locator("[data-keymap]")).to_contain_text(LEGEND[lang])
