@@ -300,6 +300,10 @@ BOOTSTRAP_ROUNDS = env_int("BOOTSTRAP_ROUNDS", 1000, minimum=10)
 EXPORT_LEASE_SECONDS = env_int("EXPORT_LEASE_SECONDS", 60, minimum=2)
 EXPORT_MAX_ATTEMPTS = env_int("EXPORT_MAX_ATTEMPTS", 3, minimum=1)
 EXPORT_SWEEP_SECONDS = env_int("EXPORT_SWEEP_SECONDS", 60, minimum=1)
+# Workers beat this often (a periodic task, and at start); after WORKER_STALE_SECONDS without a
+# beat the researcher pages say results may be out of date and /readyz reports the worker.
+WORKER_HEARTBEAT_SECONDS = env_int("WORKER_HEARTBEAT_SECONDS", 30, minimum=1)
+WORKER_STALE_SECONDS = env_int("WORKER_STALE_SECONDS", 180, minimum=2)
 CELERY_BEAT_SCHEDULE = {
     "aggregate-sweep": {
         "task": "apps.analysis.tasks.aggregate_sweep",
@@ -312,6 +316,10 @@ CELERY_BEAT_SCHEDULE = {
     "import-sweep": {
         "task": "apps.imports.tasks.import_sweep_task",
         "schedule": float(IMPORT_SWEEP_SECONDS),
+    },
+    "worker-heartbeat": {
+        "task": "apps.core.tasks.worker_heartbeat_task",
+        "schedule": float(WORKER_HEARTBEAT_SECONDS),
     },
 }
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.utils.translation import gettext_lazy as _
 
+from apps.core.heartbeat import worker_state
+
 # The results sections, in tab order: (URL key, tab label).
 RESULT_SECTIONS = [
     ("models", _("Models")),
@@ -18,4 +20,9 @@ RESULT_SECTIONS = [
 
 
 def dashboard(request: HttpRequest) -> dict[str, object]:
-    return {"result_sections": RESULT_SECTIONS}
+    context: dict[str, object] = {"result_sections": RESULT_SECTIONS}
+    user = getattr(request, "user", None)
+    # Researchers only (the rater pages never wait on a worker): one small query per page.
+    if user is not None and user.is_authenticated and request.path.startswith("/studies/"):
+        context["worker"] = worker_state()
+    return context
