@@ -7,6 +7,8 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
+from apps.core.models import WorkerHeartbeat
+
 
 class ReadOnlyAdmin(admin.ModelAdmin):
     """For evidence (judgments) and derived data: viewable, never edited or deleted by hand."""
@@ -19,3 +21,9 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(WorkerHeartbeat)
+class WorkerHeartbeatAdmin(ReadOnlyAdmin):
+    list_display = ("hostname", "seen_at")
+    ordering = ("-seen_at",)

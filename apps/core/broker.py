@@ -10,7 +10,13 @@ dies silently. Two changes close that, and nothing else differs from kombu's tra
 - a message file that still cannot be read (empty, truncated, not JSON: written by something
   else, or by a process killed mid-write before this transport) is moved to a `rejected` folder
   beside the queue with a warning, and the next message is read: one bad file never stops the
-  worker.
+  worker;
+- an exchange's table of bound queues (read on every publish) is changed under an exclusive
+  lock on a file of its own and replaced whole: kombu's truncates it in place, so a publisher
+  reading it meanwhile found it empty and dropped its message, or failed on the empty JSON;
+- within a process, a publish waits for a bind in progress: kombu records a binding in the
+  process's state before it writes the table, so another thread that saw the queue as bound
+  published before the table existed, and its message was dropped without a word.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 import uuid
 from pathlib import Path
 from queue import Empty
@@ -27,10 +34,13 @@ from typing import Any
 
 from kombu.exceptions import ChannelError
 from kombu.transport import filesystem
+from kombu.transport.filesystem import LOCK_EX, exchange_queue_t, lock, unlock
 from kombu.utils.encoding import bytes_to_str, str_to_bytes
 from kombu.utils.json import dumps, loads
 
 logger = logging.getLogger(__name__)
+# Binds and table reads of this process, one at a time (see the module's last point).
+_BINDING = threading.RLock()
 
 
 class Channel(filesystem.Channel):
@@ -89,6 +99,70 @@ class Channel(filesystem.Channel):
                 os.remove(path)
             return message
         raise Empty()
+
+    def _update_table(self, exchange: str, change: Any) -> None:
+        """Apply `change` (a list of bound queues -> the new list, or None for no change) to the
+        exchange's table: under an exclusive lock on a sidecar file, written whole elsewhere and
+        renamed into place, so readers see the old table or the new one, never a partial one."""
+        file = self._exchange_file(exchange)
+        self.control_folder.mkdir(parents=True, exist_ok=True)
+        with open(self.control_folder / f"{file.name}.lock", "ab") as guard:
+            lock(guard, LOCK_EX)
+            try:
+                try:
+                    queues = [exchange_queue_t(*q) for q in loads(file.read_text("utf-8"))]
+                except FileNotFoundError:
+                    queues = []
+                changed = change(queues)
+                if changed is None:
+                    return
+                staged = self._staging_folder / f"{uuid.uuid4()}.exchange"
+                staged.write_bytes(str_to_bytes(dumps(changed)))
+                os.replace(staged, file)
+            except (OSError, ValueError) as exc:
+                raise ChannelError(f"Cannot update {file}") from exc
+            finally:
+                unlock(guard)
+
+    def queue_bind(self, *args: Any, **kwargs: Any) -> Any:
+        with _BINDING:
+            return super().queue_bind(*args, **kwargs)
+
+    def get_table(self, exchange: Any) -> Any:
+        """The exchange's bound queues: the table on file, and any this process bound that the
+        file does not show yet."""
+        with _BINDING:
+            on_file = list(super().get_table(exchange))
+            known = {(q.routing_key, q.queue) for q in on_file}
+            here = self.state.exchanges.get(exchange, {}).get("table", [])
+            extra = [
+                exchange_queue_t(rkey or "", pattern or "", queue or "")
+                for rkey, pattern, queue in here
+                if (rkey or "", queue or "") not in known
+            ]
+            return on_file + extra
+
+    def _queue_bind(self, exchange: Any, routing_key: Any, pattern: Any, queue: Any) -> None:
+        entry = exchange_queue_t(routing_key or "", pattern or "", queue or "")
+
+        def add(queues: list[Any]) -> list[Any] | None:
+            return None if entry in queues else [entry, *queues]
+
+        self._update_table(exchange, add)
+
+    def _delete(
+        self, queue: Any, exchange: Any, routing_key: Any, pattern: Any, *args: Any, **kwargs: Any
+    ) -> None:
+        filesystem.virtual.Channel._delete(
+            self, queue, exchange, routing_key, pattern, *args, **kwargs
+        )
+        entry = exchange_queue_t(routing_key or "", pattern or "", queue or "")
+
+        def remove(queues: list[Any]) -> list[Any] | None:
+            return [q for q in queues if q != entry] if entry in queues else None
+
+        if self._exchange_file(exchange).exists():
+            self._update_table(exchange, remove)
 
     def _reject(self, path: str, filename: str, size: int) -> None:
         target = self._rejected_folder / filename
