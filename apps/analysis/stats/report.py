@@ -108,6 +108,12 @@ def _is_binary(question: QuestionInfo) -> bool:
     return question.kind == "binary" or question.max_value - question.min_value == 1
 
 
+def _is_nominal(question: QuestionInfo) -> bool:
+    """Answers that are categories, not points on a scale: a flag, or a choice among options
+    (their indices have no order), so agreement is nominal: exact matches, no weights."""
+    return _is_binary(question) or question.kind == "choice"
+
+
 def _codes(labels: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     names = sorted(set(labels))
     index = {name: i for i, name in enumerate(names)}
@@ -275,7 +281,7 @@ def _culture_test(inputs: StudyInputs, cross: np.ndarray | None, seed: int) -> C
         group_of_rater[inputs.score_rater[rows]],
         inputs.n_items,
         candidates=candidates,
-        nominal=_is_binary(inputs.questions[q]),
+        nominal=_is_nominal(inputs.questions[q]),
         permutations=CULTURE_PERMUTATIONS,
         seed=seed,
         fdr=inputs.thresholds.culture_fdr,
@@ -293,13 +299,13 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
             inputs.score_value[rows],
         )
         qseed = seed + 100 * q
-        weights = "nominal" if _is_binary(question) else "quadratic"
+        weights = "nominal" if _is_nominal(question) else "quadratic"
         categories = np.arange(question.min_value, question.max_value + 1, dtype=float)
         entry: dict[str, Any] = {"n_ratings": int(rows.size), "weights": weights}
         if rows.size == 0:
             result[question.name] = entry
             continue
-        levels = ("nominal",) if _is_binary(question) else ("nominal", "ordinal", "interval")
+        levels = ("nominal",) if _is_nominal(question) else ("nominal", "ordinal", "interval")
         # Raters are the sample (items are the study's own): one rater jackknife serves Fleiss'
         # kappa and every alpha level of the question.
         overall = rater_agreement_intervals(
@@ -310,7 +316,7 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
         entry["interval"] = dict(AGREEMENT_INTERVAL)
         # Cohen's kappa: the mean over pairs of raters who share enough items; plain for every
         # question, quadratic-weighted beside it on rating scales.
-        weightings = ("unweighted",) if _is_binary(question) else ("unweighted", "quadratic")
+        weightings = ("unweighted",) if _is_nominal(question) else ("unweighted", "quadratic")
         pairs = pairwise_cohen_kappa(
             item, rater, value, categories, weightings=weightings, min_shared=MIN_SHARED_ITEMS
         )
@@ -320,7 +326,7 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
                 pairs, seed=qseed + 90, level_ci=LEVEL
             ).items()
         }
-        headline = "nominal" if _is_binary(question) else "ordinal"
+        headline = "nominal" if _is_nominal(question) else "ordinal"
         # The level that fits the scale, named beside every figure: ordinal for rating scales
         # (interval, which most published work reports, is given beside it), nominal for flags.
         entry["alpha_level"] = headline

@@ -115,3 +115,35 @@ def test_the_items_per_model_check_counts_rated_items_only() -> None:
         w for w in result["warnings"] if w["code"] == "too_few_items" and w["subject"] == "model-a"
     )
     assert warning["value"] == 4
+
+
+def test_a_choice_questions_agreement_is_nominal_never_ordinal() -> None:
+    # Three unordered options (index 0, 1, 2): a rater choosing 0 and one choosing 2 disagree
+    # exactly as much as 0 and 1, so no weights, no ordinal or interval alpha.
+    inputs = _inputs()
+    rng = np.random.default_rng(5)
+    cards = np.unique(np.stack([inputs.score_item, inputs.score_rater]), axis=1)
+    mood = rng.integers(0, 3, cards.shape[1]).astype(float)
+    with_choice = replace(
+        inputs,
+        questions=[*inputs.questions, QuestionInfo("mood", "choice", 0, 2)],
+        score_item=np.concatenate([inputs.score_item, cards[0]]),
+        score_rater=np.concatenate([inputs.score_rater, cards[1]]),
+        score_question=np.concatenate(
+            [inputs.score_question, np.full(cards.shape[1], len(inputs.questions), np.int64)]
+        ),
+        score_value=np.concatenate([inputs.score_value, mood]),
+        score_seconds=np.concatenate([inputs.score_seconds, np.full(cards.shape[1], np.nan)]),
+    )
+    result = compute_results(with_choice, seed=6, rounds=50)
+    entry = result["agreement"]["mood"]
+    assert entry["weights"] == "nominal"
+    assert set(entry["krippendorff_alpha"]) == {"nominal"}
+    assert entry["alpha_level"] == "nominal"
+    assert set(entry["cohen_kappa"]) == {"unweighted"}
+    # The likert question beside it keeps its ordinal reading.
+    likert = next(q.name for q in inputs.questions if q.kind == "likert")
+    assert result["agreement"][likert]["alpha_level"] == "ordinal"
+    for warning in result["warnings"]:
+        if warning.get("subject") == "mood":
+            assert warning["params"].get("measure") != "ordinal"
