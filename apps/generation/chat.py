@@ -146,8 +146,11 @@ def parse_reply(body: bytes, *, latency_ms: float) -> Reply:
         # escape as an uncaught error and leave the output running forever).
         envelope = jsonsafe.loads(body)
     except (UnicodeDecodeError, ValueError):
-        preview = body[:60].decode("utf-8", "replace")
-        raise CallFailed(f"the reply is not JSON: {preview!r}", retryable=False) from None
+        # Never the reply's own bytes: the endpoint may be an internal service that answered,
+        # and what it said is not the researcher's to read.
+        raise CallFailed(
+            f"the reply is not JSON ({len(body)} bytes; not shown)", retryable=False
+        ) from None
     try:
         choice = envelope["choices"][0]
         message = choice["message"]

@@ -284,7 +284,8 @@ def _message_content(body: bytes) -> str:
     try:
         envelope = _strict_json(text)
     except ValueError:
-        raise MalformedReply(f"the reply is not JSON: {_preview(text)!r}") from None
+        # Never the reply's own bytes (see apps.generation.chat.parse_reply).
+        raise MalformedReply(f"the reply is not JSON ({len(body)} bytes; not shown)") from None
     try:
         content = envelope["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):

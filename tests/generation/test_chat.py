@@ -82,6 +82,8 @@ def test_garbage_is_a_failure_not_worth_retrying(provider: FakeProvider) -> None
     with pytest.raises(CallFailed) as failed:
         endpoint(provider).complete(ask("GARBAGE"), SAMPLING)
     assert "not JSON" in failed.value.message
+    # What the endpoint said is never echoed (it may be an internal service's page).
+    assert "html" not in failed.value.message
     assert not failed.value.retryable
 
 

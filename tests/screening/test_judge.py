@@ -203,7 +203,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "good with whitespace": ("ok", ""),
     "slow": ("timeout", "no reply within 0.5 s"),
     "trickle": ("timeout", "no reply within 0.5 s"),
-    "garbage body": ("malformed", "the reply is not JSON"),
+    "garbage body": ("malformed", "the reply is not JSON (28 bytes; not shown)"),
     "deep body": ("malformed", "nested more than 32 levels deep"),
     "deep answer": ("malformed", "nested more than 32 levels deep"),
     "garbage answer": ("malformed", "the answer is not a JSON object"),
