@@ -136,12 +136,13 @@ def scores(
         ]
     prior, _ = prior_available()
     if calibration.kind == Kind.PRIOR:
-        out: list[float | None] = []
-        for f in features:
-            vector = embedding_of(f)
-            out.append(
-                None if vector is None or prior is None else float(prior.predict(vector[None])[0])
-            )
+        out: list[float | None] = [None] * len(features)
+        text = _block([embedding_of(f) for f in features])
+        if prior is None or text is None:
+            return out
+        present = np.flatnonzero(~np.isnan(text).any(axis=1))
+        for i, value in zip(present, prior.predict(text[present]), strict=True):
+            out[int(i)] = float(value)
         return out
     model = _ridge_of(calibration)
     blocks = tuple((calibration.model or {}).get("blocks") or (TEXT_BLOCK,))
@@ -152,5 +153,17 @@ def scores(
     ]
 
 
-def score(features: ItemFeatures | None, calibration: FunnyScoreCalibration) -> float | None:
-    return scores([features], calibration)[0]
+def scores_each(
+    features: Sequence[ItemFeatures | None], used: Sequence[FunnyScoreCalibration]
+) -> list[float | None]:
+    """Each item's score under its own calibration (`used[i]` for `features[i]`), computed in
+    one batch per calibration: a run or the tiers score thousands of items."""
+    out: list[float | None] = [None] * len(features)
+    groups: dict[int, list[int]] = {}
+    for i, calibration in enumerate(used):
+        groups.setdefault(id(calibration), []).append(i)
+    for members in groups.values():
+        values = scores([features[i] for i in members], used[members[0]])
+        for i, value in zip(members, values, strict=True):
+            out[i] = value
+    return out

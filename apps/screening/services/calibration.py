@@ -100,7 +100,9 @@ def _calibrate(study: Study) -> list[FunnyScoreCalibration]:
     }
     default = calibration_default(study=study, features=list(stored_features.values()))
     learned_row = _learned_row(study, rows, stored_features, default)
-    feature_rows = [_row(study, f, stored_features, default) for f in fits]
+    # The human means the fits used, by item: each scope's rows are a subset of them.
+    human = {row.key: row.human_mean for row in rows}
+    feature_rows = [_row(study, f, stored_features, default, human) for f in fits]
     if learned_row is not None and learned_row.applied:
         # One scorer ranks a study's items: the learned fit replaces every FunnyScore fit.
         for row in feature_rows:
@@ -204,6 +206,7 @@ def _row(
     scope_fit: calib.ScopeFit,
     stored: dict[int, ItemFeatures],
     default: FunnyScoreCalibration,
+    human_means: dict[int, float],
 ) -> FunnyScoreCalibration:
     fit = scope_fit.fit
     by_key = {key: stored.get(key) for key in scope_fit.keys}
@@ -219,8 +222,7 @@ def _row(
         ],
         dtype=np.float64,
     ).reshape(-1, 3)
-    means = human_mean_funniness(study=study)
-    human = np.array([means[key][0] for key in scope_fit.keys], dtype=np.float64)
+    human = np.array([human_means[key] for key in scope_fit.keys], dtype=np.float64)
     check = learned.validate(
         calib.ols_fitter(matrix, human),
         human,

@@ -477,10 +477,6 @@ def _missing_reason(features: ItemFeatures | None) -> str:
     return "; ".join(parts)
 
 
-def _score(features: ItemFeatures | None, calibration: FunnyScoreCalibration) -> float | None:
-    return scoring.score(features, calibration)
-
-
 def _cutoff(run: ScreeningRun) -> datetime:
     return run.pool_cutoff or run.created_at
 
@@ -520,7 +516,11 @@ def _pool(run: ScreeningRun) -> _Pool:
         .filter(created_at__lte=_cutoff(run))
         .values_list("pk", flat=True)
     )
-    items = list(screening_pool(study=study).filter(pk__in=ids).select_related("features"))
+    items = list(
+        screening_pool(study=study)
+        .filter(pk__in=ids)
+        .select_related("features", "generation_output")
+    )
     current = calibrations_applied(study=study)
     if not any(c.scope == "all" for c in current):
         # Stored, so each outcome names the coefficients that scored it.
@@ -535,10 +535,12 @@ def _pool(run: ScreeningRun) -> _Pool:
     decided: list[ScreeningOutcome] = []
     groups: dict[tuple[str, str], list[_Entry]] = defaultdict(list)
     Stage = ScreeningOutcome.Stage
-    for item in items:
-        features = features_of(item=item)
-        used = calibration_for_item(item=item, calibrations=current, default=default)
-        score = _score(features, used)
+    features_all = [features_of(item=item) for item in items]
+    used_all = [
+        calibration_for_item(item=item, calibrations=current, default=default) for item in items
+    ]
+    scores = scoring.scores_each(features_all, used_all)
+    for item, features, used, score in zip(items, features_all, used_all, scores, strict=True):
         if item.stage == Item.Stage.HELD:
             decided.append(_outcome(run, item, score, False, REASON_HELD, used, Stage.OFFENSE))
         elif item.safety_intercepted:

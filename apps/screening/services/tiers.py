@@ -60,20 +60,21 @@ def screening_tiers_compute(*, study: Study, rounds: int | None = None) -> Scree
         (c for c in current if c.scope == "all"),
         calibration_default(study=study, features=list(features.values())),
     )
-    automatic: list[float | None] = []
+    rated = [features.get(pk) for pk in ids]
+    used_all = [
+        calibration_for_item(item=f.item, calibrations=current, default=default)
+        if f is not None
+        else default
+        for f in rated
+    ]
+    automatic = scoring.scores_each(rated, used_all)
+    # A fitted scorer has seen these items: the audit reads its held-out prediction.
     audited: list[float | None] = []
-    for pk in ids:
-        f = features.get(pk)
-        if f is None:
-            automatic.append(None)
-            audited.append(None)
-            continue
-        used = calibration_for_item(item=f.item, calibrations=current, default=default)
-        value = scoring.score(f, used)
-        automatic.append(value)
-        # A fitted scorer has seen these items: the audit reads its held-out prediction.
+    for pk, f, used, value in zip(ids, rated, used_all, automatic, strict=True):
         held_out = (used.validation or {}).get("held_out") or {}
-        audited.append(held_out.get(str(pk), value) if not used.is_default else value)
+        audited.append(
+            None if f is None else value if used.is_default else held_out.get(str(pk), value)
+        )
     timed = [f.compute_seconds for f in features.values() if f.compute_seconds is not None]
 
     verdicts = list(
@@ -128,7 +129,6 @@ def screening_tiers_compute(*, study: Study, rounds: int | None = None) -> Scree
         seed=seed,
         rounds=rounds,
     )
-    audit["scorer"] = str(default.get_kind_display())
     audit["scorer_kind"] = default.kind
     stored, _ = ScreeningTiers.objects.update_or_create(
         study=study,
