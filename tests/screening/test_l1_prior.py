@@ -320,3 +320,17 @@ def test_the_learned_l1_reads_what_a_reply_answers(demo_study):
     assert high is not None
     assert low is not None
     assert high > low
+
+
+def test_the_l1_tier_of_a_fitted_scorer_is_its_held_out_agreement(demo_study):
+    _signal_embeddings(demo_study, seed=4)
+    stored = funnyscore_calibrate(study=demo_study, compute_missing=False)
+    fitted = next(row for row in stored if row.kind == FunnyScoreCalibration.Kind.LEARNED)
+    assert fitted.applied
+    tiers = ScreeningTiers.objects.get(study=demo_study).payload
+    l1 = next(row for row in tiers["tiers"] if row["tier"] == "L1")
+    means = human_mean_funniness(study=demo_study)
+    ids = sorted(means)
+    held_out = np.array([fitted.validation["held_out"][str(pk)] for pk in ids])
+    human = np.array([means[pk][0] for pk in ids])
+    assert l1["agreement"]["value"] == pytest.approx(learned.spearman(held_out, human), abs=1e-9)

@@ -3,8 +3,9 @@
 The same table as the content evaluation's tiers (`apps.content.tiers`, whose pure functions
 compute it), on the humor rubric's funniness:
 
-* L1: each rated item's FunnyScore (its features with the calibration that scores it: the
-  applied fit of its scope, else the documented defaults); cost from the features' compute time
+* L1: each rated item's L1 score under the scorer in place (the applied fit of its scope, else
+  the default scorer); for a fitted scorer, its cross-validated prediction, never the in-sample
+  one; cost from the features' compute time
   (`ItemFeatures.compute_seconds`, each item's share of its batch);
 * L2: the LLM judge's funniness (the judge model with the most scored verdicts); cost from the
   sum of its latencies, one request at a time;
@@ -107,7 +108,9 @@ def screening_tiers_compute(*, study: Study, rounds: int | None = None) -> Scree
     )
     rows = tiers.evaluate_tiers(
         human=human_values,
-        automatic=automatic,
+        # Held-out for a fitted scorer, as in the audit: its agreement with the items it was
+        # fitted on would flatter it.
+        automatic=audited,
         automatic_seconds=float(sum(timed)) if timed else None,
         automatic_items=len(timed),
         judge=[judge_scores.get(pk) for pk in ids] if judge_model else None,
