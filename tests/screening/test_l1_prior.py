@@ -63,6 +63,19 @@ def test_the_shipped_prior_says_what_it_was_trained_on_and_how_well_it_did():
     assert len(prior.model.embedding_weights) == 512
 
 
+@pytest.fixture(autouse=True)
+def _reference_data(request):  # type: ignore[no-untyped-def]
+    """The shared reference data sits beside the checkout (CI copies it there); without it the
+    tests that read the headlines say so (and fail where services are required)."""
+    from tests.conftest import skip_or_fail
+
+    if "humicroedit" in request.node.name or request.node.name.startswith(
+        ("test_the_prior_ranks", "test_the_build_command")
+    ):
+        if not HUMICROEDIT.is_file():
+            skip_or_fail(f"the Humicroedit reference file is not at {HUMICROEDIT}")
+
+
 def test_the_prior_ranks_real_headlines_it_never_saw():
     prior = packaged_prior()
     assert prior is not None
