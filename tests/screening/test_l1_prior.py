@@ -69,11 +69,9 @@ def _reference_data(request):  # type: ignore[no-untyped-def]
     tests that read the headlines say so (and fail where services are required)."""
     from tests.conftest import skip_or_fail
 
-    if "humicroedit" in request.node.name or request.node.name.startswith(
-        ("test_the_prior_ranks", "test_the_build_command")
-    ):
-        if not HUMICROEDIT.is_file():
-            skip_or_fail(f"the Humicroedit reference file is not at {HUMICROEDIT}")
+    reads_it = request.node.name.startswith(("test_the_prior_ranks", "test_the_build_command"))
+    if reads_it and not HUMICROEDIT.is_file():
+        skip_or_fail(f"the Humicroedit reference file is not at {HUMICROEDIT}")
 
 
 def test_the_prior_ranks_real_headlines_it_never_saw():
