@@ -14,7 +14,7 @@ from apps.exclusions.selectors import ExclusionSet, exclusion_set_for_study
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
 from apps.raters.models import BackgroundGroup, Rater
 from apps.studies import languages
-from apps.studies.models import Item, Question, Study
+from apps.studies.models import Item, Study
 from apps.studies.selectors import study_questions
 
 
@@ -161,22 +161,11 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
             min_raters_per_item=study.min_raters_per_item,
             culture_fdr=float(study.culture_fdr),
         ),
-        primary_question=primary_question(questions),
+        primary_question=study.rubric.primary_question,
         item_content_type=[row[8] or "" for row in item_rows],
         item_language=[row[9] for row in item_rows],
         rater_languages=[languages.rater_key(row[3] or ()) for row in rater_rows],
     )
-
-
-def primary_question(questions: list[Question]) -> str:
-    """The rubric's overall verdict, which the per-item agreement, the culture-dependence flag
-    and the fatigue check follow: funniness for humor, the overall question for content, else
-    the last scale question (the rubric asks its analytic questions first)."""
-    scales = [q.name for q in questions if q.kind == Question.Kind.LIKERT]
-    for name in ("funniness", "overall"):
-        if name in scales:
-            return name
-    return scales[-1] if scales else "funniness"
 
 
 def study_result_get(*, study: Study) -> StudyResult:

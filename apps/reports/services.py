@@ -343,6 +343,7 @@ def _report_study(study: Study, document: dict[str, Any]) -> writers.ReportStudy
         exclude_items_not_evidence=study.exclude_items_not_evidence,
         item_texts=texts,
         rubric_kind=study.rubric.kind,
+        primary_question=study.rubric.primary_question,
         reproducibility=_reproducibility(study),
         rater_counts=_rater_counts(study),
         content_evaluation=_content_evaluation(study),

@@ -186,6 +186,8 @@ class ReportStudy:
     item_texts: dict[str, str] = field(default_factory=dict)
     # The rubric's kind ("humor" or "content"): the report speaks of jokes only on the humor one.
     rubric_kind: str = "humor"
+    # The question the headline numbers follow (the rubric names it); "" when it has none.
+    primary_question: str = ""
     # The data's hashes now and the software generating the report (the service fills them).
     reproducibility: sections.Reproducibility = field(default_factory=sections.Reproducibility)
     # The quality page's rater counts; None when not gathered.
@@ -249,12 +251,9 @@ def _snippet(text: str) -> str:
     return text if len(text) <= SNIPPET_CHARS else text[: SNIPPET_CHARS - 1] + "…"
 
 
-def _primary(questions: list[ReportQuestion]) -> str | None:
-    names = [q.name for q in questions]
-    if "funniness" in names:
-        return "funniness"
-    likert = [q.name for q in questions if not q.is_binary]
-    return likert[-1] if likert else (names[0] if names else None)
+def _primary(study: ReportStudy) -> str | None:
+    names = {q.name for q in study.questions}
+    return study.primary_question if study.primary_question in names else None
 
 
 def _summary(
@@ -702,7 +701,7 @@ def report_context(
 ) -> dict[str, Any]:
     """Everything the printable report shows, rounded for reading; the template only lays out."""
     questions = study.questions
-    primary = _primary(questions)
+    primary = _primary(study)
     humor = study.rubric_kind == "humor"
     by_name = {q.name: q for q in questions}
     # The method text speaks of surprise and coherence before funniness only when the rubric

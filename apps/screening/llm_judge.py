@@ -28,6 +28,7 @@ from django.conf import settings
 from apps.core import jsonsafe
 from apps.screening.models import JudgeVerdict
 from apps.studies.models import Question
+from apps.textmodels.languages import primary_language
 
 CHAT_COMPLETIONS_PATH = "/chat/completions"
 # Stored with each verdict so a researcher can see what the judge said; replies longer than this
@@ -95,11 +96,18 @@ class Scale:
     """One question the judge answers with an integer in [min_value, max_value]."""
 
     name: str
-    prompt: str
+    # The question as the rubric asks it, per language ({"en": ..., "zh": ...}).
+    prompts: Mapping[str, str]
     min_value: int
     max_value: int
-    # Labels of some scale points, e.g. {"1": "Not funny at all", "7": "Laughed out loud"}.
-    anchors: Mapping[str, str] = field(default_factory=dict)
+    # Labels of some scale points per language, e.g. {"en": {"1": "Not funny at all"}}.
+    anchors: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def prompt(self, language: str) -> str:
+        return self.prompts.get(language) or self.prompts.get("en") or self.name
+
+    def anchors_in(self, language: str) -> Mapping[str, str]:
+        return self.anchors.get(language) or self.anchors.get("en") or {}
 
 
 # Likert scales and binary flags are both integers in a range; a choice question's value is an
@@ -114,16 +122,17 @@ def rubric_scales(questions: Iterable[Question]) -> list[Scale]:
             continue
         prompt = question.prompt if isinstance(question.prompt, dict) else {}
         all_anchors = question.anchors if isinstance(question.anchors, dict) else {}
-        anchors = all_anchors.get("en")
-        if not isinstance(anchors, dict):
-            anchors = {}
         scales.append(
             Scale(
                 name=question.name,
-                prompt=str(prompt.get("en") or question.name),
+                prompts={str(k): str(v) for k, v in prompt.items() if v},
                 min_value=int(question.min_value),
                 max_value=int(question.max_value),
-                anchors={str(k): str(v) for k, v in anchors.items()},
+                anchors={
+                    str(language): {str(k): str(v) for k, v in labels.items()}
+                    for language, labels in all_anchors.items()
+                    if isinstance(labels, dict)
+                },
             )
         )
     return scales
@@ -139,60 +148,107 @@ class JudgedItem(Protocol):
     scenario: str
 
 
-SYSTEM_PROMPT = (
-    "You rate short humorous texts for a research study, the way a careful human rater would. "
-    "Answer with one JSON object and nothing else: no code fences, no explanation."
-)
-
-_LEVEL_NOUN = {
-    "single": "joke",
-    "multi_turn": "reply in a conversation",
-    "scenario": "response to a scenario",
+# The prompt in each language the rubric is written in: a Chinese joke is judged in Chinese,
+# with the rubric's own Chinese questions and anchors, as a Chinese rater sees it.
+_WORDS: dict[str, dict[str, Any]] = {
+    "en": {
+        "system": (
+            "You rate short humorous texts for a research study, the way a careful human rater "
+            "would. Answer with one JSON object and nothing else: no code fences, no explanation."
+        ),
+        "nouns": {
+            "single": "joke",
+            "multi_turn": "reply in a conversation",
+            "scenario": "response to a scenario",
+        },
+        "noun": "text",
+        "rate": "Rate the following {noun} (language: {language}).",
+        "conversation": "The conversation so far:",
+        "scenario": "The scenario:",
+        "text": "The text to rate:",
+        "questions": "Questions:",
+        "range": "an integer from {low} to {high}",
+        "value": "<integer>",
+        "reply": (
+            "Reply with exactly one JSON object with these keys and no others, each value an "
+            "integer in its range, and nothing else:"
+        ),
+        "speaker": "speaker",
+        "separator": ", ",
+    },
+    "zh": {
+        "system": (
+            "你在为一项研究给简短的幽默文本打分，要像一位认真的人类评分者那样评。"
+            "只回答一个 JSON 对象，别的都不要：不要代码块，不要解释。"
+        ),
+        "nouns": {"single": "笑话", "multi_turn": "对话中的回复", "scenario": "对情境的回应"},
+        "noun": "文本",
+        "rate": "请为下面这条{noun}打分（语言：{language}）。",
+        "conversation": "此前的对话：",
+        "scenario": "情境：",
+        "text": "要打分的文本：",
+        "questions": "问题：",
+        "range": "{low} 到 {high} 的整数",
+        "value": "<整数>",
+        "reply": "只回复一个 JSON 对象，恰好包含这些键、不含其他键，每个值都是其范围内的整数：",
+        "speaker": "说话人",
+        "separator": "，",
+    },
 }
+SYSTEM_PROMPT = _WORDS["en"]["system"]
 
 
-def _context_lines(context: Any) -> list[str]:
+def _prompt_language(item_language: str) -> str:
+    return "zh" if primary_language(item_language or "") == "zh" else "en"
+
+
+def _context_lines(context: Any, speaker: str) -> list[str]:
     if not isinstance(context, list):
         return []
     lines = []
     for turn in context:
         if isinstance(turn, Mapping):
-            role = str(turn.get("role") or "speaker")
+            role = str(turn.get("role") or speaker)
             text = str(turn.get("text") or turn.get("content") or "")
         else:
-            role, text = "speaker", str(turn)
+            role, text = speaker, str(turn)
         if text:
             lines.append(f"{role}: {text}")
     return lines
 
 
-def _scale_line(scale: Scale) -> str:
-    line = (
-        f'- "{scale.name}": {scale.prompt} (an integer from {scale.min_value} to {scale.max_value}'
+def _scale_line(scale: Scale, language: str) -> str:
+    words = _WORDS[language]
+    line = f'- "{scale.name}": {scale.prompt(language)} (' + words["range"].format(
+        low=scale.min_value, high=scale.max_value
     )
-    if scale.anchors:
-        points = sorted(scale.anchors.items(), key=lambda kv: (len(kv[0]), kv[0]))
-        line += "; " + ", ".join(f"{point} = {label}" for point, label in points)
+    anchors = scale.anchors_in(language)
+    if anchors:
+        points = sorted(anchors.items(), key=lambda kv: (len(kv[0]), kv[0]))
+        line += "; " + words["separator"].join(f"{point} = {label}" for point, label in points)
     return line + ")"
 
 
 def build_messages(*, item: JudgedItem, scales: Sequence[Scale]) -> list[dict[str, str]]:
-    noun = _LEVEL_NOUN.get(item.level, "text")
-    parts = [f"Rate the following {noun} (language: {item.language or 'unknown'})."]
-    context = _context_lines(item.context)
+    """The judge's prompt in the item's language (English for any language the rubric has no
+    text in), asking the rubric's own questions; the reply's shape is the same in both."""
+    language = _prompt_language(item.language)
+    words = _WORDS[language]
+    noun = words["nouns"].get(item.level, words["noun"])
+    parts = [words["rate"].format(noun=noun, language=item.language or "unknown")]
+    context = _context_lines(item.context, words["speaker"])
     if context:
-        parts.append("The conversation so far:\n" + "\n".join(context))
+        parts.append(words["conversation"] + "\n" + "\n".join(context))
     if item.scenario:
-        parts.append(f"The scenario:\n{item.scenario}")
-    parts.append(f'The text to rate:\n"""\n{item.text}\n"""')
-    parts.append("Questions:\n" + "\n".join(_scale_line(scale) for scale in scales))
-    shape = ", ".join(f'"{scale.name}": <integer>' for scale in scales)
+        parts.append(f"{words['scenario']}\n{item.scenario}")
+    parts.append(f'{words["text"]}\n"""\n{item.text}\n"""')
     parts.append(
-        "Reply with exactly one JSON object with these keys and no others, each value an "
-        f"integer in its range, and nothing else:\n{{{shape}}}"
+        words["questions"] + "\n" + "\n".join(_scale_line(scale, language) for scale in scales)
     )
+    shape = ", ".join(f'"{scale.name}": {words["value"]}' for scale in scales)
+    parts.append(f"{words['reply']}\n{{{shape}}}")
     return [
-        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "system", "content": words["system"]},
         {"role": "user", "content": "\n\n".join(parts)},
     ]
 

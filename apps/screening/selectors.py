@@ -24,11 +24,12 @@ from apps.screening.models import (
 from apps.studies.models import Item, Study
 
 
-def human_mean_funniness(
-    *, study: Study, question: str = "funniness"
-) -> dict[int, tuple[float, int]]:
+def human_means(*, study: Study, question: str | None = None) -> dict[int, tuple[float, int]]:
     """Item id -> (mean answer to `question`, number of answers), over collected and imported
-    scorecards; attention checks left out."""
+    scorecards; attention checks left out. Without `question`, the rubric's primary question
+    (what screening, the judge comparison and the calibration predict)."""
+    if question is None:
+        question = study.rubric.primary_question
     rows = (
         ScoreAnswer.objects.filter(
             response__study=study,
@@ -89,7 +90,7 @@ def judge_comparisons(*, study: Study) -> list[dict[str, Any]]:
             "computed_at": comparison.computed_at,
             "seed": comparison.seed,
             "rounds": comparison.rounds,
-            "question": comparison.payload.get("question", "funniness"),
+            "question": comparison.payload.get("question", study.rubric.primary_question),
             "overall": comparison.payload.get("overall"),
             "by_humor_type": comparison.payload.get("by_humor_type", []),
         }
@@ -98,11 +99,12 @@ def judge_comparisons(*, study: Study) -> list[dict[str, Any]]:
 
 
 def calibration_rows(*, study: Study) -> list[calib.CalibrationRow]:
-    """Items of the study with stored features and at least one human funniness rating.
+    """Items of the study with stored features and at least one human answer to the primary
+    question.
 
     Every rated item counts once with its plain mean (no weighting by the number of ratings): the
     screen ranks items, and a weighted fit would mostly follow the few most-rated items."""
-    means = human_mean_funniness(study=study)
+    means = human_means(study=study)
     features = ItemFeatures.objects.filter(
         item__study=study, item_id__in=list(means)
     ).select_related("item")
@@ -125,7 +127,7 @@ def rated_items_without_features(*, study: Study) -> list[int]:
     """Rated items whose features were never computed (screening computes them for candidates
     only, and items imported straight into the study are never screened), or were computed
     before items had embeddings."""
-    rated = list(human_mean_funniness(study=study))
+    rated = list(human_means(study=study))
     complete = set(
         ItemFeatures.objects.filter(item__study=study)
         .exclude(embedding__isnull=True, embedding_missing="")

@@ -13,6 +13,7 @@ HUMOR: dict[str, Any] = {
     "slug": "humor",
     "name": "Humor scorecard",
     "kind": "humor",
+    "primary": "funniness",
     "questions": [
         {
             "name": "surprise",
@@ -72,6 +73,7 @@ CONTENT: dict[str, Any] = {
     "slug": "content",
     "name": "Content rubric",
     "kind": "content",
+    "primary": "overall",
     "questions": [
         {
             "name": "fluency",
@@ -140,11 +142,13 @@ def install_builtin_rubrics(apps: Any) -> None:
     """
     Rubric = apps.get_model("studies", "Rubric")
     Question = apps.get_model("studies", "Question")
+    # An early migration's registry lacks fields added since: set only what the model has.
+    fields = {f.name for f in Rubric._meta.get_fields()}
     for spec in BUILTIN_RUBRICS:
-        rubric, _ = Rubric.objects.update_or_create(
-            slug=spec["slug"],
-            defaults={"name": spec["name"], "kind": spec["kind"], "builtin": True},
-        )
+        defaults = {"name": spec["name"], "kind": spec["kind"], "builtin": True}
+        if "primary_question" in fields:
+            defaults["primary_question"] = spec["primary"]
+        rubric, _ = Rubric.objects.update_or_create(slug=spec["slug"], defaults=defaults)
         by_name = {}
         for position, question in enumerate(spec["questions"], start=1):
             by_name[question["name"]], _ = Question.objects.update_or_create(

@@ -38,6 +38,10 @@ class Rubric(TimeStampedModel):
     name = models.CharField(max_length=200)
     kind = models.CharField(max_length=16, choices=Kind.choices)
     builtin = models.BooleanField(default=False, help_text="Shipped with LaughLab; not editable.")
+    # The question the headline results, leaderboard, LLM judge comparison, FunnyScore
+    # calibration and screening target follow (the humor scorecard: funniness). A scale question
+    # of this rubric; rubrics.primary_question_default chooses one when a spec names none.
+    primary_question = models.CharField(max_length=64, blank=True, default="")
 
     def __str__(self) -> str:
         return self.name

@@ -8,7 +8,9 @@ A rubric spec is what `create_study --rubric FILE.json`, the API and the set-up 
                     "anchors": {"en": {"0": "Not funny", "3": "Very funny"}},
                     "answered_after": []}]}
 
-Questions are asked in the order listed; `answered_after` (or `after`, as in builtin_rubrics)
+`"primary": "grade"` names the question the headline results, the LLM judge, the FunnyScore
+calibration and screening follow; without it, funniness, else overall, else the last scale
+question. Questions are asked in the order listed; `answered_after` (or `after`, as in builtin_rubrics)
 names questions that must be answered first, and the server enforces it. A built-in rubric is
 never edited: `rubric_spec` gives its spec to copy, edit and create under a new slug.
 """
@@ -198,7 +200,7 @@ def rubric_spec_validate(spec: Any) -> dict[str, Any]:
     unstorable = unstorable_path(spec)
     if unstorable is not None:
         raise _fail(*unstorable)
-    unknown = sorted(set(spec) - {"slug", "name", "kind", "questions", "builtin"})
+    unknown = sorted(set(spec) - {"slug", "name", "kind", "questions", "builtin", "primary"})
     if unknown:
         raise _fail(unknown[0], "is not a rubric field")
     slug = spec.get("slug")
@@ -223,7 +225,44 @@ def rubric_spec_validate(spec: Any) -> dict[str, Any]:
         question = _question(raw, index, earlier)
         earlier[question["name"]] = index
         checked.append(question)
-    return {"slug": slug, "name": name.strip(), "kind": kind, "questions": checked}
+    return {
+        "slug": slug,
+        "name": name.strip(),
+        "kind": kind,
+        "primary": _primary(spec.get("primary"), checked),
+        "questions": checked,
+    }
+
+
+# Kinds whose answers are points on a scale, so a mean of them is a headline number.
+PRIMARY_KINDS = (Question.Kind.LIKERT,)
+_DEFAULT_PRIMARY = ("funniness", "overall")
+
+
+def primary_question_default(questions: list[tuple[str, str]]) -> str:
+    """The primary question of a rubric that names none, from its (name, kind) pairs in order:
+    funniness, else overall, else the last scale question (a rubric asks its analytic questions
+    first); "" when it has no scale question."""
+    scales = [name for name, kind in questions if kind in PRIMARY_KINDS]
+    for name in _DEFAULT_PRIMARY:
+        if name in scales:
+            return name
+    return scales[-1] if scales else ""
+
+
+def _primary(value: Any, questions: list[dict[str, Any]]) -> str:
+    kinds = {question["name"]: question["kind"] for question in questions}
+    if value is None:
+        return primary_question_default([(q["name"], q["kind"]) for q in questions])
+    if not isinstance(value, str) or value not in kinds:
+        raise _fail("primary", f"must name one of the rubric's questions, got {value!r}")
+    if kinds[value] not in PRIMARY_KINDS:
+        raise _fail(
+            "primary",
+            f"{value!r} is a {kinds[value]} question; the primary question is a scale "
+            "(its mean is the headline result)",
+        )
+    return value
 
 
 @transaction.atomic
@@ -236,7 +275,11 @@ def rubric_create(*, spec: Any) -> Rubric:
             field="rubric",
         )
     rubric = Rubric.objects.create(
-        slug=clean["slug"], name=clean["name"], kind=clean["kind"], builtin=False
+        slug=clean["slug"],
+        name=clean["name"],
+        kind=clean["kind"],
+        builtin=False,
+        primary_question=clean["primary"],
     )
     by_name: dict[str, Question] = {}
     for position, question in enumerate(clean["questions"], start=1):
@@ -261,6 +304,7 @@ def rubric_spec(rubric: Rubric) -> dict[str, Any]:
         "name": rubric.name,
         "kind": rubric.kind,
         "builtin": rubric.builtin,
+        "primary": rubric.primary_question,
         "questions": [
             {
                 "name": q.name,

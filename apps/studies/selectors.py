@@ -46,6 +46,19 @@ def study_questions(*, study: Study) -> list[Question]:
     return list(questions)
 
 
+def study_primary_question(*, study: Study) -> Question | None:
+    """The question the study's headline results, judge, calibration and screening follow (the
+    rubric names it); None for a rubric without a scale question."""
+    name = study.rubric.primary_question
+    return next((q for q in study_questions(study=study) if q.name == name), None)
+
+
+def study_primary_name(*, study: Study) -> str:
+    """The primary question's name, "" when the rubric has none."""
+    question = study_primary_question(study=study)
+    return question.name if question is not None else ""
+
+
 def study_for_raters(*, slug: str) -> Study:
     """A study as raters may see it: any status (closed and draft studies say so), never more."""
     return study_get_by_slug(slug=slug)

@@ -34,7 +34,7 @@ from apps.screening.llm_judge import (
     rubric_scales,
 )
 from apps.screening.models import JudgeComparison, JudgeVerdict
-from apps.screening.selectors import human_mean_funniness
+from apps.screening.selectors import human_means
 from apps.screening.services.judge import (
     judge_comparison_compute,
     judge_items,
@@ -433,7 +433,7 @@ def test_the_comparison_flags_what_the_judge_over_and_under_rates_on_real_rating
 ) -> None:
     """The judge replays the human mean funniness, two points higher for puns and two lower for
     absurd jokes; the stored comparison must show exactly that."""
-    human = human_mean_funniness(study=demo_study)
+    human = human_means(study=demo_study)
     items = Item.objects.filter(study=demo_study, pk__in=human)
     bias = {"pun": 2, "absurd": -2}
     by_item_text = {}
@@ -458,18 +458,18 @@ def test_the_comparison_flags_what_the_judge_over_and_under_rates_on_real_rating
     assert comparison.payload["overall"]["n"] == len(by_item_text)
     assert comparison.seed == demo_study.random_seed
     # Rho over all items against scipy, from the same stored verdicts.
-    judge_scores, human_means = [], []
+    judge_scores, human_values = [], []
     for verdict in JudgeVerdict.objects.filter(item__in=items, status="ok"):
         judge_scores.append(verdict.scores["funniness"])
-        human_means.append(human[verdict.item_id][0])
-    expected = stats.spearmanr(judge_scores, human_means).statistic
+        human_values.append(human[verdict.item_id][0])
+    expected = stats.spearmanr(judge_scores, human_values).statistic
     assert comparison.payload["overall"]["rho"]["value"] == pytest.approx(expected, abs=1e-12)
 
 
 def test_recomputing_the_comparison_with_the_same_seed_gives_the_same_numbers(
     demo_study: Study, settings: SettingsWrapper
 ) -> None:
-    human = human_mean_funniness(study=demo_study)
+    human = human_means(study=demo_study)
     for item in Item.objects.filter(study=demo_study, pk__in=human):
         JudgeVerdict.objects.create(
             item=item,
@@ -715,7 +715,7 @@ def test_the_page_shows_the_stored_comparison_per_humor_type(
 ) -> None:
     settings.LLM_JUDGE_URL = ""
     study_member_add(study=demo_study, user=owner)
-    human = human_mean_funniness(study=demo_study)
+    human = human_means(study=demo_study)
     for item in Item.objects.filter(study=demo_study, pk__in=human):
         bias = {"pun": 3, "absurd": -3}.get(item.humor_type, 0)
         score = min(7, max(1, round(human[item.pk][0]) + bias))

@@ -18,7 +18,7 @@ from apps.screening.scoring import embedding_of, prior_available
 from apps.screening.selectors import (
     calibration_default,
     calibrations_applied,
-    human_mean_funniness,
+    human_means,
 )
 from apps.screening.services.calibration import funnyscore_calibrate
 from apps.screening.services.runs import screening_run_batch, screening_run_finish
@@ -197,7 +197,7 @@ def _signal_embeddings(rated, *, seed: int) -> None:
     rng = np.random.default_rng(seed)
     direction = rng.normal(size=512)
     direction /= np.linalg.norm(direction)
-    for item_id, (mean, _) in human_mean_funniness(study=rated).items():
+    for item_id, (mean, _) in human_means(study=rated).items():
         vector = rng.normal(size=512) * 0.02 + direction * (mean - 4.0) * 0.2
         features_for(
             Item.objects.get(pk=item_id),
@@ -233,13 +233,13 @@ def test_a_study_fit_that_ranks_better_than_the_prior_replaces_it(demo_study):
 
 def test_the_tiers_carry_the_sieve_audit_and_warn_of_a_coin(demo_study):
     rng = np.random.default_rng(9)
-    for item_id in human_mean_funniness(study=demo_study):
+    for item_id in human_means(study=demo_study):
         features_for(Item.objects.get(pk=item_id), None, float(rng.uniform()), 0.0)
     tiers = screening_tiers_compute(study=demo_study, rounds=300)
     assert tiers is not None
     audit = tiers.payload["audit"]
     assert audit["scorer_kind"] == "defaults"
-    assert audit["n"] == len(human_mean_funniness(study=demo_study))
+    assert audit["n"] == len(human_means(study=demo_study))
     kept = audit["top_quartile_kept"]
     assert kept["ci_low"] <= 0.5 <= kept["ci_high"]
     assert audit["better_than_chance"] is False
@@ -253,7 +253,7 @@ def test_the_page_shows_the_audit_its_warning_and_an_interception(demo_study, dj
     owner = django_user_model.objects.create_user("audit-owner", password="pw-audit-123")
     study_member_add(study=demo_study, user=owner)
     rng = np.random.default_rng(9)
-    for item_id in human_mean_funniness(study=demo_study):
+    for item_id in human_means(study=demo_study):
         features_for(Item.objects.get(pk=item_id), None, float(rng.uniform()), 0.0)
     screening_tiers_compute(study=demo_study, rounds=300)
     html = client_for(owner).get(page(demo_study)).content.decode()
@@ -301,7 +301,7 @@ def test_the_learned_l1_reads_what_a_reply_answers(demo_study):
     rng = np.random.default_rng(11)
     direction = rng.normal(size=512)
     direction /= np.linalg.norm(direction)
-    for item_id, (mean, _) in human_mean_funniness(study=demo_study).items():
+    for item_id, (mean, _) in human_means(study=demo_study).items():
         text = rng.normal(size=512)
         context = rng.normal(size=512) * 0.02 + direction * (mean - 4.0) * 0.2
         f = features_for(
@@ -340,7 +340,7 @@ def test_the_l1_tier_of_a_fitted_scorer_is_its_held_out_agreement(demo_study):
     assert fitted.applied
     tiers = ScreeningTiers.objects.get(study=demo_study).payload
     l1 = next(row for row in tiers["tiers"] if row["tier"] == "L1")
-    means = human_mean_funniness(study=demo_study)
+    means = human_means(study=demo_study)
     ids = sorted(means)
     held_out = np.array([fitted.validation["held_out"][str(pk)] for pk in ids])
     human = np.array([means[pk][0] for pk in ids])

@@ -29,7 +29,7 @@ from apps.screening.selectors import (
     calibration_for_item,
     calibrations_applied,
     calibrations_current,
-    human_mean_funniness,
+    human_means,
 )
 from apps.screening.services.calibration import funnyscore_calibrate
 from apps.screening.services.runs import (
@@ -357,7 +357,7 @@ def test_a_redelivered_batch_counted_twice_still_ranks_every_candidate_once(stud
 def synthetic_features(study: Study, *, seed: int = 1) -> None:
     """Features that explain the stored human means through known coefficients, plus noise."""
     rng = np.random.default_rng(seed)
-    for item_id, (mean, _) in human_mean_funniness(study=study).items():
+    for item_id, (mean, _) in human_means(study=study).items():
         surprise = float(rng.normal(0.5, 0.4))
         penalty = float(rng.uniform(0, 0.3))
         coherence = (mean - 1.0 - 0.5 * surprise + 2.0 * penalty) / 1.5 + rng.normal(0, 0.02)
@@ -370,7 +370,7 @@ def test_calibration_fits_the_study_ratings_and_stores_the_data_hash(demo_study)
     # No level or humor type has 30 items: the formula and the learned L1 over all of them.
     assert [(row.scope, row.kind) for row in stored] == [("all", "features"), ("all", "learned")]
     fitted = stored[0]
-    assert fitted.n_items == len(human_mean_funniness(study=demo_study))
+    assert fitted.n_items == len(human_means(study=demo_study))
     assert fitted.a == pytest.approx(0.5, abs=0.1)
     assert fitted.b == pytest.approx(1.5, abs=0.15)
     assert fitted.c == pytest.approx(2.0, abs=0.2)
@@ -386,7 +386,7 @@ def test_calibration_fits_the_study_ratings_and_stores_the_data_hash(demo_study)
 
 
 def test_calibration_with_too_few_rated_items_to_fit_is_refused_and_stores_nothing(demo_study):
-    rated = list(human_mean_funniness(study=demo_study))[: MIN_ITEMS_TO_FIT - 1]
+    rated = list(human_means(study=demo_study))[: MIN_ITEMS_TO_FIT - 1]
     for item in Item.objects.filter(pk__in=rated):
         features_for(item, 0.1, 0.2, 0.0)
     with pytest.raises(DomainError, match="a calibration needs at least") as caught:
@@ -396,7 +396,7 @@ def test_calibration_with_too_few_rated_items_to_fit_is_refused_and_stores_nothi
 
 
 def test_a_fit_on_fewer_items_than_the_minimum_is_stored_but_not_applied(demo_study, study):
-    rated = list(human_mean_funniness(study=demo_study))[: MIN_ITEMS_PER_SCOPE - 1]
+    rated = list(human_means(study=demo_study))[: MIN_ITEMS_PER_SCOPE - 1]
     rng = np.random.default_rng(3)
     for item in Item.objects.filter(pk__in=rated):
         features_for(item, float(rng.normal()), float(rng.uniform()), 0.0)
@@ -415,7 +415,7 @@ def test_a_fit_on_fewer_items_than_the_minimum_is_stored_but_not_applied(demo_st
 def noise_features(study: Study, *, seed: int) -> None:
     """Features unrelated to the human means: a fit on them predicts nothing."""
     rng = np.random.default_rng(seed)
-    for item_id in human_mean_funniness(study=study):
+    for item_id in human_means(study=study):
         features_for(
             Item.objects.get(pk=item_id),
             float(rng.normal()),
@@ -663,7 +663,7 @@ def test_calibrating_a_study_without_enough_ratings_is_a_400_and_stores_nothing(
 
 def test_calibration_computes_the_features_of_rated_items_first(demo_study):
     stored = funnyscore_calibrate(study=demo_study)
-    rated = human_mean_funniness(study=demo_study)
+    rated = human_means(study=demo_study)
     assert set(ItemFeatures.objects.values_list("item_id", flat=True)) == set(rated)
     fitted = stored[0]
     assert fitted.scope == "all"

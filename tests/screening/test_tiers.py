@@ -10,7 +10,7 @@ from scipy import stats
 
 from apps.core.errors import DomainError
 from apps.screening.models import JudgeVerdict, ScreeningTiers
-from apps.screening.selectors import human_mean_funniness
+from apps.screening.selectors import human_means
 from apps.screening.services.judge import judge_verdicts_load
 from apps.screening.services.tiers import screening_tiers_compute
 from apps.studies.models import Item
@@ -24,7 +24,7 @@ MODEL = "simulated-judge (demo)"
 
 def test_the_tiers_compare_funnyscore_the_judge_and_the_raters_with_the_humans(demo_study):
     rng = np.random.default_rng(4)
-    means = human_mean_funniness(study=demo_study)
+    means = human_means(study=demo_study)
     for item in Item.objects.filter(pk__in=list(means)):
         # A FunnyScore that follows the humans loosely, with a measured compute time.
         f = features_for(item, means[item.pk][0] + float(rng.normal(0, 1.0)), 0.0, 0.0)

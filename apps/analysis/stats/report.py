@@ -938,6 +938,8 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
         "rounds": rounds,
         "level": LEVEL,
         "cluster": "rater",
+        # The question the headline numbers follow (the rubric names it).
+        "primary_question": inputs.primary_question,
         "counts": {
             "items": inputs.n_items,
             "raters": inputs.n_raters,

@@ -147,9 +147,8 @@ def _view(
         chosen = default
     shown = {**payload, **evidence["results"]} if chosen == "evidence" else payload
     questions = load_questions(study, payload)
-    primary: str | None = "funniness" if "funniness" in questions.all else None
-    if primary is None and questions.scale:
-        primary = questions.scale[-1]
+    named = study.rubric.primary_question
+    primary: str | None = named if named in questions.all else None
     switch = {
         "chosen": chosen,
         "other": "all" if chosen == "evidence" else "evidence",

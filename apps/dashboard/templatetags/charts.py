@@ -149,3 +149,10 @@ def exclusion_target_label(target: str) -> str:
 @register.filter
 def exclusion_rule_label(rule: str) -> str:
     return labels.exclusion_rule_label(str(rule or ""))
+
+
+@register.filter
+def primary_label(study: Any) -> str:
+    """The name of the question a study's headline numbers follow, in the page's language
+    (the humor scorecard's "funniness" -> "好笑程度")."""
+    return labels.question_label(study.rubric.primary_question)

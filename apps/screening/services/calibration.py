@@ -27,7 +27,7 @@ from apps.screening.selectors import (
     calibration_default,
     calibration_rows,
     calibrations_current,
-    human_mean_funniness,
+    human_means,
     rated_items_without_features,
 )
 from apps.screening.services.tiers import screening_tiers_compute
@@ -50,10 +50,11 @@ def _rated_features_compute(study: Study) -> None:
 def funnyscore_calibrate_request(*, study: Study) -> int:
     """Queue a calibration (features of rated items first, then the fit) after commit. Refused at
     once when the study has too few rated items for any fit. Returns how many items are rated."""
-    rated = len(human_mean_funniness(study=study))
+    rated = len(human_means(study=study))
     if rated < calib.MIN_ITEMS_TO_FIT:
         raise DomainError(
-            f"only {rated} items have human funniness ratings; a calibration needs at least "
+            f"only {rated} items have human ratings of {study.rubric.primary_question or 'a scale question'}; "
+            f"a calibration needs at least "
             f"{calib.MIN_ITEMS_TO_FIT} (and {calib.MIN_ITEMS_PER_SCOPE} to replace the defaults)",
             field="calibration",
         )
@@ -90,7 +91,8 @@ def _calibrate(study: Study) -> list[FunnyScoreCalibration]:
     if not any(f.scope == "all" for f in fits):
         usable = len(calib.usable_rows(rows))
         raise DomainError(
-            f"only {usable} items have both computed features and human funniness ratings "
+            f"only {usable} items have both computed features and human ratings of "
+            f"{study.rubric.primary_question} "
             f"({len(rows)} rated items have features, some of them missing); a calibration "
             f"needs at least {calib.MIN_ITEMS_TO_FIT}; collect more ratings",
             field="calibration",
@@ -206,7 +208,7 @@ def _row(
     scope_fit: calib.ScopeFit,
     stored: dict[int, ItemFeatures],
     default: FunnyScoreCalibration,
-    human_means: dict[int, float],
+    means: dict[int, float],
 ) -> FunnyScoreCalibration:
     fit = scope_fit.fit
     by_key = {key: stored.get(key) for key in scope_fit.keys}
@@ -222,7 +224,7 @@ def _row(
         ],
         dtype=np.float64,
     ).reshape(-1, 3)
-    human = np.array([human_means[key] for key in scope_fit.keys], dtype=np.float64)
+    human = np.array([means[key] for key in scope_fit.keys], dtype=np.float64)
     check = learned.validate(
         calib.ols_fitter(matrix, human),
         human,

@@ -25,15 +25,13 @@ from apps.core.errors import DomainError
 from apps.screening.judge_compare import compare_judge_with_humans
 from apps.screening.llm_judge import JudgeConfig, Scale, judge_config, judge_item, rubric_scales
 from apps.screening.models import JudgeComparison, JudgeVerdict
-from apps.screening.selectors import human_mean_funniness
+from apps.screening.selectors import human_means
 from apps.screening.services.tiers import screening_tiers_compute
 from apps.studies.models import Item, Study
-from apps.studies.selectors import study_questions
+from apps.studies.selectors import study_primary_name, study_questions
 
 logger = logging.getLogger(__name__)
 
-# The question compared with the humans: the one human_mean_funniness averages.
-COMPARED_QUESTION = "funniness"
 JUDGED_STAGES = (Item.Stage.STUDY, Item.Stage.CANDIDATE)
 MAX_BATCH_SIZE = 20
 
@@ -137,13 +135,15 @@ def judge_items(*, study: Study, item_ids: list[int]) -> dict[str, int]:
 def judge_comparison_compute(
     *, study: Study, model_name: str, seed: int, rounds: int = 1000
 ) -> JudgeComparison:
-    """Compare the judge's funniness with the human mean funniness, per humor type, from the
-    stored verdicts (status ok) of items the humans rated; store it (one per study and model)."""
+    """Compare the judge's answer to the rubric's primary question with the humans' mean answer,
+    per humor type, from the stored verdicts (status ok) of items the humans rated; store it
+    (one per study and model)."""
     if rounds < 10:
         raise DomainError("at least 10 bootstrap rounds are needed for an interval", field="rounds")
     # Serialises concurrent recomputations of one study (see the module docstring).
     Study.objects.select_for_update().filter(pk=study.pk).first()
-    human = human_mean_funniness(study=study, question=COMPARED_QUESTION)
+    question = study_primary_name(study=study)
+    human = human_means(study=study, question=question)
     verdicts = (
         JudgeVerdict.objects.filter(
             item__study=study,
@@ -155,20 +155,20 @@ def judge_comparison_compute(
         .values_list("item_id", "item__humor_type", "scores")
     )
     judge_scores: list[float] = []
-    human_means: list[float] = []
+    human_values: list[float] = []
     humor_types: list[str] = []
     for item_id, humor_type, scores in verdicts:
-        value = scores.get(COMPARED_QUESTION) if isinstance(scores, dict) else None
-        if item_id not in human or not isinstance(value, int) or isinstance(value, bool):
+        value = scores.get(question) if isinstance(scores, dict) else None
+        if item_id not in human or not isinstance(value, int | float) or isinstance(value, bool):
             continue
         judge_scores.append(float(value))
-        human_means.append(human[item_id][0])
+        human_values.append(human[item_id][0])
         humor_types.append(humor_type or "")
     comparison = compare_judge_with_humans(
-        judge=judge_scores, human=human_means, humor_types=humor_types, seed=seed, rounds=rounds
+        judge=judge_scores, human=human_values, humor_types=humor_types, seed=seed, rounds=rounds
     )
     payload = comparison.as_payload()
-    payload["question"] = COMPARED_QUESTION
+    payload["question"] = question
     stored, _ = JudgeComparison.objects.update_or_create(
         study=study,
         model_name=model_name,

@@ -60,6 +60,7 @@ from apps.screening.selectors import (
 )
 from apps.screening.services.tiers import screening_tiers_compute
 from apps.studies.models import Item, Study
+from apps.studies.selectors import study_primary_name, study_primary_question
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +71,6 @@ L1_KEEP_MAX = 100_000
 # harshness on absurd and self-deprecating humor).
 L1_KEEP_PER_K = 2
 JUDGE_MIN_DEFAULT = 3.0
-JUDGE_QUESTION = "funniness"
 ACTIVE = (ScreeningRun.Status.QUEUED, ScreeningRun.Status.RUNNING)
 REASON_HELD = "held by the offense filter"
 REASON_ATTENTION = "attention check: goes into the study unscreened"
@@ -138,6 +138,30 @@ def _parse_threshold(value: object, *, field: str, low: float, high: float) -> f
     return number
 
 
+@dataclass(frozen=True)
+class JudgedScale:
+    """The question the judge stage sieves on (the rubric's primary question) and its scale."""
+
+    name: str
+    low: float
+    high: float
+
+    @property
+    def default_minimum(self) -> float:
+        # A third of the way up: 3 of the humor scorecard's 1-7 funniness ("a knowing smile"
+        # is 4), the same place on any other scale.
+        return self.low + (self.high - self.low) * (JUDGE_MIN_DEFAULT - 1) / 6
+
+
+def judged_scale(*, study: Study) -> JudgedScale | None:
+    question = study_primary_question(study=study)
+    if question is None:
+        return None
+    return JudgedScale(
+        name=question.name, low=float(question.min_value), high=float(question.max_value)
+    )
+
+
 def judge_stage_model() -> str:
     """The judge a run started now would use as its L2 stage ("" when none is configured)."""
     config = judge_config()
@@ -170,10 +194,13 @@ def sieve_settings_parse(
     else:
         keep = _parse_count(l1_keep, field="l1_keep", maximum=L1_KEEP_MAX)
     minimum = _parse_threshold(l1_min_score, field="l1_min_score", low=-1e6, high=1e6)
-    if judge_min is None:
-        judged = JUDGE_MIN_DEFAULT if judge_model else None
+    scale = judged_scale(study=study)
+    if scale is None:
+        judged = None
+    elif judge_min is None:
+        judged = scale.default_minimum if judge_model else None
     else:
-        judged = _parse_threshold(judge_min, field="judge_min", low=1, high=7)
+        judged = _parse_threshold(judge_min, field="judge_min", low=scale.low, high=scale.high)
     return SieveSettings(top_k=k, l1_keep=keep, l1_min_score=minimum, judge_min=judged)
 
 
@@ -614,6 +641,8 @@ def screening_run_finish(*, run: ScreeningRun) -> list[ScreeningOutcome]:
     Stage = ScreeningOutcome.Stage
     outcomes = list(pool.decided)
     verdicts = _verdicts(run, [e.item.pk for entries in pool.groups.values() for e in entries])
+    # The judge sieves on the rubric's primary question.
+    judged = study_primary_name(study=study)
     for (source, level), entries in sorted(pool.groups.items()):
         group = f"{source}, {level}" if pool.levels > 1 else source
         total = len(entries)
@@ -634,7 +663,7 @@ def screening_run_finish(*, run: ScreeningRun) -> list[ScreeningOutcome]:
             if run.judge_model:
                 verdict = verdicts.get(entry.item.pk)
                 entry.judge_status = verdict.status if verdict is not None else "none"
-                value = verdict.scores.get(JUDGE_QUESTION) if verdict is not None else None
+                value = verdict.scores.get(judged) if verdict is not None else None
                 if (
                     verdict is not None
                     and verdict.status == JudgeVerdict.Status.OK
@@ -643,7 +672,7 @@ def screening_run_finish(*, run: ScreeningRun) -> list[ScreeningOutcome]:
                     entry.judge_score = float(value)
                     if run.judge_min is not None and entry.judge_score < run.judge_min:
                         reason = (
-                            f"LLM judge {run.judge_model}: funniness {entry.judge_score:g} "
+                            f"LLM judge {run.judge_model}: {judged} {entry.judge_score:g} "
                             f"below {run.judge_min:g}"
                         )
                         outcomes.append(_decided(run, entry, None, False, reason, Stage.JUDGE))

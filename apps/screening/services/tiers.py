@@ -35,19 +35,20 @@ from apps.screening.selectors import (
     calibration_default,
     calibration_for_item,
     calibrations_applied,
-    human_mean_funniness,
+    human_means,
 )
-from apps.studies.models import Study
-
-QUESTION = "funniness"
+from apps.studies.models import Rubric, Study
+from apps.studies.selectors import study_primary_name
 
 
 def screening_tiers_compute(*, study: Study, rounds: int | None = None) -> ScreeningTiers | None:
-    """Compute and store the study's tiers table; None (nothing stored) for a study whose rubric
-    has no funniness question (content studies have their own tiers)."""
-    human = human_mean_funniness(study=study, question=QUESTION)
-    if not human and not study.rubric.questions.filter(name=QUESTION).exists():
+    """Compute and store the study's tiers table on the rubric's primary question; None
+    (nothing stored) for a study that is not a humor study or whose rubric has no scale
+    question (content studies have their own tiers)."""
+    question = study_primary_name(study=study)
+    if not question or study.rubric.kind != Rubric.Kind.HUMOR:
         return None
+    human = human_means(study=study, question=question)
     rounds = int(rounds or settings.BOOTSTRAP_ROUNDS)
     seed = study.random_seed
     ids = sorted(human)
@@ -83,26 +84,26 @@ def screening_tiers_compute(*, study: Study, rounds: int | None = None) -> Scree
             "item_id", "model_name", "scores", "latency_ms"
         )
     )
-    per_model = Counter(model for _, model, scores, _ in verdicts if QUESTION in scores)
+    per_model = Counter(model for _, model, scores, _ in verdicts if question in scores)
     judge_model = per_model.most_common(1)[0][0] if per_model else None
     judge_scores: dict[int, float] = {}
     latency = 0.0
     for item_id, model, scores, latency_ms in verdicts:
-        if model != judge_model or not isinstance(scores.get(QUESTION), int | float):
+        if model != judge_model or not isinstance(scores.get(question), int | float):
             continue
-        judge_scores[item_id] = float(scores[QUESTION])
+        judge_scores[item_id] = float(scores[question])
         latency += float(latency_ms or 0.0) / 1000.0
 
     answers = list(
         ScoreAnswer.objects.filter(
             response__study=study,
             response__item__is_attention_check=False,
-            question__name=QUESTION,
+            question__name=question,
         ).values_list("response__item_id", "response__rater_id", "value")
     )
     active = (
         ScoreAnswer.objects.filter(
-            response__study=study, question__name=QUESTION, response__active_seconds__isnull=False
+            response__study=study, question__name=question, response__active_seconds__isnull=False
         ).aggregate(total=Sum("response__active_seconds"))["total"]
         or 0.0
     )
@@ -137,7 +138,7 @@ def screening_tiers_compute(*, study: Study, rounds: int | None = None) -> Scree
         study=study,
         defaults={
             "payload": {
-                "question": QUESTION,
+                "question": question,
                 "tiers": rows,
                 "rated_items": len(ids),
                 "audit": audit,

@@ -3,8 +3,11 @@ starting a screening run; calibrating FunnyScore against the study's human ratin
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import messages
+from django.core import validators
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import URLPattern, path, reverse
@@ -12,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
+from apps.analysis.labels import question_label
 from apps.core.errors import DomainError
 from apps.dashboard.access import study_view
 from apps.screening.calibration import DEFAULT_COEFFICIENTS, MIN_ITEMS_PER_SCOPE
@@ -27,11 +31,11 @@ from apps.screening.services.calibration import (
     funnyscore_calibration_choose,
 )
 from apps.screening.services.runs import (
-    JUDGE_MIN_DEFAULT,
     L1_KEEP_MAX,
     L1_KEEP_PER_K,
     TOP_K_MAX,
     judge_stage_model,
+    judged_scale,
     screening_run_rerun,
     screening_run_start,
 )
@@ -49,12 +53,25 @@ class RunStartForm(forms.Form):
         required=False,
     )
     l1_min_score = forms.FloatField(label=gettext_lazy("L1 minimum FunnyScore"), required=False)
-    judge_min = forms.FloatField(
-        label=gettext_lazy("LLM judge minimum funniness (1–7)"),
-        min_value=1,
-        max_value=7,
-        required=False,
-    )
+    judge_min = forms.FloatField(required=False)
+
+    def __init__(self, *args: Any, study: Study, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The judge sieves on the rubric's primary question, on that question's own scale.
+        scale = judged_scale(study=study)
+        field = self.fields["judge_min"]
+        if scale is None:
+            del self.fields["judge_min"]
+            return
+        field.label = _("LLM judge minimum %(question)s (%(low)s–%(high)s)") % {
+            "question": question_label(scale.name),
+            "low": f"{scale.low:g}",
+            "high": f"{scale.high:g}",
+        }
+        field.min_value, field.max_value = scale.low, scale.high
+        field.validators.extend(
+            [validators.MinValueValidator(scale.low), validators.MaxValueValidator(scale.high)]
+        )
 
     def sieve(self) -> dict[str, object]:
         data = self.cleaned_data
@@ -69,11 +86,12 @@ class RunStartForm(forms.Form):
 
 def _initial(study: Study) -> dict[str, object]:
     judge = judge_stage_model()
+    scale = judged_scale(study=study)
     k = study.screening_top_k
     return {
         "top_k": k,
         "l1_keep": L1_KEEP_PER_K * k if judge else 0,
-        "judge_min": JUDGE_MIN_DEFAULT if judge else None,
+        "judge_min": scale.default_minimum if judge and scale is not None else None,
     }
 
 
@@ -84,7 +102,7 @@ def _page(
     context = {
         "study": study,
         "overview": overview_,
-        "form": form or RunStartForm(initial=_initial(study)),
+        "form": form or RunStartForm(initial=_initial(study), study=study),
         "judge_model": judge_stage_model(),
         "min_items": MIN_ITEMS_PER_SCOPE,
         "defaults": DEFAULT_COEFFICIENTS,
@@ -111,7 +129,7 @@ def overview(request: HttpRequest, study: Study) -> HttpResponse:
 @study_view
 @require_POST
 def run_start(request: HttpRequest, study: Study) -> HttpResponse:
-    form = RunStartForm(request.POST)
+    form = RunStartForm(request.POST, study=study)
     if not form.is_valid():
         return _page(request, study, form=form, status=400)
     rerun = request.POST.get("rerun") == "1"
