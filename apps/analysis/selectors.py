@@ -137,7 +137,9 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
             .order_by("position", "code")
             .values_list("code", flat=True)
         ),
-        questions=[QuestionInfo(q.name, q.kind, q.min_value, q.max_value) for q in questions],
+        questions=[
+            QuestionInfo(q.name, q.kind, q.min_value, q.max_value, q.step) for q in questions
+        ],
         score_item=positions(answers[:, 0], item_pks),
         score_rater=positions(answers[:, 1], rater_pks),
         score_question=positions(answers[:, 2], question_pks),

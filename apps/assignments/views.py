@@ -22,6 +22,7 @@ from apps.judgments.models import ScoreResponse
 from apps.raters.models import RaterSession
 from apps.raters.selectors import rater_and_session_for_request
 from apps.raters.services import rater_session_check_open, rater_session_end
+from apps.studies import scales
 from apps.studies.models import Item, Question, Study
 from apps.studies.selectors import study_for_raters, study_questions
 
@@ -62,8 +63,42 @@ def _point_key(question: Question, value: int) -> str:
     return "0" if value == 10 and question.min_value >= 1 else ""
 
 
+# Points a row of choices shows at most: wider scales (0-100) get a number field and a slider,
+# as sliders do, on phones too.
+MAX_POINTS_SHOWN = 11
+
+
+def _field_view(question: Question, anchors: dict[str, str]) -> dict[str, Any]:
+    """A slider, or a scale too wide for a row of points: a number field and a slider that
+    follow each other. The slider starts unset (no value is an answer until the rater gives
+    one); the ends carry their anchors."""
+    step = question.step if question.step is not None else 1.0
+    low, high = question.min_value, question.max_value
+    return {
+        "name": question.name,
+        "kind": question.kind,
+        "prompt": _text(question.prompt),
+        "entry": "field",
+        "min": low,
+        "max": high,
+        "step": f"{step:.17g}",
+        "step_text": scales.step_text(step),
+        "middle": scales.plain(low + round((high - low) / step / 2) * step),
+        "low_label": anchors.get(str(low), ""),
+        "high_label": anchors.get(str(high), ""),
+        "points": [],
+        "required": question.required,
+        "after": ",".join(q.name for q in question.answered_after.all()),
+    }
+
+
 def _question_view(question: Question) -> dict[str, Any]:
     anchors = question.anchors.get(_lang_key()) or question.anchors.get("en") or {}
+    if question.kind == Question.Kind.SLIDER or (
+        question.kind == Question.Kind.LIKERT
+        and question.max_value - question.min_value + 1 > MAX_POINTS_SHOWN
+    ):
+        return _field_view(question, anchors)
     values = range(question.min_value, question.max_value + 1)
     keys = [_point_key(question, value) for value in values]
     # A scale with a point no single key reaches (above 9 or below 0) is answered by typing the
@@ -109,6 +144,7 @@ def task_view_model(study: Study, assignment: Assignment) -> dict[str, Any]:
     if assignment.kind == Assignment.Kind.SCORECARD:
         view["questions"] = [_question_view(q) for q in study_questions(study=study)]
         view["typed"] = any(q["entry"] == "typed" for q in view["questions"])
+        view["field"] = any(q["entry"] == "field" for q in view["questions"])
     return view
 
 

@@ -29,7 +29,7 @@ class Scorecard:
     item_id: int
     rater_id: int
     active_seconds: float | None
-    answers: dict[str, int] = field(default_factory=dict)
+    answers: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def content_scorecards_list(*, study: Study, exclusions: ExclusionSet) -> list[S
         .order_by("pk")
         .values_list("pk", "item_id", "rater_id", "active_seconds")
     )
-    answers: dict[int, dict[str, int]] = defaultdict(dict)
+    answers: dict[int, dict[str, float]] = defaultdict(dict)
     for response_id, name, value in (
         ScoreAnswer.objects.filter(response__study=study, question__name__in=DIMENSIONS)
         .order_by("response_id")

@@ -5,7 +5,8 @@ The rules (thresholds are study settings):
 - speeder: median active time per task (scorecards, pairs, Turing) below
   `exclusion_speeder_seconds`;
 - straight-liner: the same value on every scale question of `exclusion_straight_line_tasks`
-  consecutive scorecards, in the order they were submitted;
+  consecutive scorecards, in the order they were submitted (imported scorecards without a time
+  have no order, and the rule does not run on them: see `unordered_scorecards`);
 - position-only: every pair choice on the same side (always left or always right) over at
   least `exclusion_position_min_pairs` pairs.
 """
@@ -17,10 +18,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, F, Max, Min, Q
+from django.db.models import Count, F, Max, Min, Q, QuerySet
 
 from apps.assignments.models import Assignment
-from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
+from apps.judgments.models import (
+    Origin,
+    PairJudgment,
+    ScoreAnswer,
+    ScoreResponse,
+    TuringJudgment,
+)
 from apps.raters.models import Rater
 from apps.studies.models import Question, Study
 
@@ -179,6 +186,16 @@ def _speed(study: Study, raters: dict[int, RaterQuality], *, all_medians: bool) 
         raters[rater].median_seconds = statistics.median(values)
 
 
+def unordered_scorecards(queryset: QuerySet[ScoreResponse]) -> QuerySet[ScoreResponse]:
+    """Scorecards whose place in their rater's sequence is unknown: imported without a
+    submission time or a time into the session. The import stores the moment of the import as
+    both their submission and creation time (apps/judgments/services.py), so the two are equal
+    only there."""
+    return queryset.filter(
+        origin=Origin.IMPORTED, seconds_into_session__isnull=True, submitted_at=F("created_at")
+    )
+
+
 def _straight_lining(study: Study, raters: dict[int, RaterQuality]) -> None:
     kinds = list(Question.objects.filter(rubric_id=study.rubric_id).values_list("pk", "kind"))
     scale = [pk for pk, kind in kinds if kind == Question.Kind.LIKERT]
@@ -197,11 +214,15 @@ def _straight_lining(study: Study, raters: dict[int, RaterQuality]) -> None:
         .filter(lo=F("hi"), k=len(scale))
         .values_list("response_id", "lo")
     )
+    # A run needs the order the rater answered in: scorecards without one never join a run.
+    unordered = set(unordered_scorecards(responses).values_list("pk", flat=True))
     cards = responses.order_by(
         "rater_id", "submitted_at", "seconds_into_session", "pk"
     ).values_list("rater_id", "pk")
     current, run, value = None, 0, None
     for rater, card in cards:
+        if card in unordered:
+            continue
         if rater != current:
             current, run, value = rater, 0, None
         quality = raters.get(rater)

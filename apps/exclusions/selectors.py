@@ -124,3 +124,29 @@ def exclusion_reasons(*, study: Study) -> ExclusionReasons:
         elif judgment is not None:
             reasons.judgments[(kind, judgment)] = f"judgment excluded: {reason}"
     return reasons
+
+
+@dataclass(frozen=True)
+class RuleCoverage:
+    """What the order and time rules could not look at: imported scorecards without an order
+    (the straight-liner rule skips them) and tasks without an active time (the speeder rule
+    has nothing to measure)."""
+
+    unordered_scorecards: int
+    untimed_tasks: int
+
+
+def rule_coverage(*, study: Study) -> RuleCoverage:
+    from apps.exclusions.evidence import unordered_scorecards
+    from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
+
+    untimed = sum(
+        model.objects.filter(study=study, active_seconds__isnull=True).count()
+        for model in (ScoreResponse, PairJudgment, TuringJudgment)
+    )
+    return RuleCoverage(
+        unordered_scorecards=unordered_scorecards(
+            ScoreResponse.objects.filter(study=study)
+        ).count(),
+        untimed_tasks=untimed,
+    )

@@ -17,7 +17,12 @@ from apps.core.errors import DomainError
 from apps.dashboard.access import study_view
 from apps.exclusions.forms import DecisionForm, ExcludeForm
 from apps.exclusions.models import ExclusionProposal
-from apps.exclusions.selectors import exclusion_set_for_study, exclusions_list, proposals_list
+from apps.exclusions.selectors import (
+    exclusion_set_for_study,
+    exclusions_list,
+    proposals_list,
+    rule_coverage,
+)
 from apps.exclusions.services import (
     exclusion_create,
     exclusion_proposal_confirm,
@@ -50,6 +55,7 @@ def _page(
         "result": result,
         "current_hash": current.digest,
         "results_current": result is not None and result.exclusion_hash == current.digest,
+        "coverage": rule_coverage(study=study),
     }
     return render(request, "exclusions/page.html", context, status=status)
 

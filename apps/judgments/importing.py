@@ -22,6 +22,7 @@ from apps.core.fields import LineFields, meta_of
 from apps.core.lines import Record
 from apps.judgments.models import ScoreResponse, TuringJudgment
 from apps.raters.models import UNKNOWN_BACKGROUND, AgeBand
+from apps.studies import scales
 
 COMMON_FIELDS = frozenset(
     {
@@ -51,6 +52,8 @@ class QuestionSpec:
     name: str
     min_value: int
     max_value: int
+    kind: str = "likert"
+    step: float | None = None  # a slider's grid; None for the integer kinds
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ class ScoreRow:
     header: Header
     item: str
     # (question, value) in the rubric's order: a tuple, not a dict, to keep a million rows small.
-    answers: tuple[tuple[str, int], ...]
+    answers: tuple[tuple[str, float], ...]
     explanation_match: str = ""
 
     @property
@@ -189,11 +192,39 @@ def _header(
     )
 
 
+def _answer(fields: LineFields, spec: QuestionSpec) -> float | None:
+    """An answer to a rubric question: a point of its scale (scales.problem's rule, the same for
+    the rater's page and the API); None (and no error) when the line leaves it out."""
+    name, low, high = spec.name, spec.min_value, spec.max_value
+    value = fields.record.fields.get(name)
+    if value is None:
+        return None
+    what = (
+        f"a number from {low} to {high} in steps of {scales.step_text(spec.step)}"
+        if spec.step is not None
+        else f"an integer from {low} to {high}"
+    )
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            fields.error(name, f"must be {what}, got {value!r}")
+            return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        fields.error(name, f"must be {what}, got {value!r}")
+        return None
+    wrong = scales.problem(kind=spec.kind, low=low, high=high, step=spec.step, value=float(value))
+    if wrong:
+        fields.error(name, wrong)
+        return None
+    return float(value)
+
+
 def _score(fields: LineFields, header: Header, context: ImportContext) -> ScoreRow | None:
     item = _item_ref(fields, "item", context)
-    answers: list[tuple[str, int]] = []
+    answers: list[tuple[str, float]] = []
     for name, spec in context.questions.items():
-        value = fields.integer(name, minimum=spec.min_value, maximum=spec.max_value)
+        value = _answer(fields, spec)
         if value is not None:
             answers.append((name, value))
     if fields.ok and not answers:
@@ -342,7 +373,7 @@ def _position(rater: str) -> tuple[int, str]:
     return (int(digits[-1]) if digits else 0, rater)
 
 
-def _sorted_share(grades: dict[str, dict[str, int]], raters: list[str]) -> float:
+def _sorted_share(grades: dict[str, dict[str, float]], raters: list[str]) -> float:
     """The share of items (with more than one grade that differ) whose grades, read in the
     raters' positional order, never rise or never fall."""
     order = sorted(raters, key=_position)
@@ -372,7 +403,7 @@ def rater_id_warnings(rows: Iterable[Row]) -> list[ImportWarning]:
     comparisons) comes out several times too wide.
     """
     per_rater: dict[str, int] = {}
-    grades: dict[str, dict[str, int]] = {}
+    grades: dict[str, dict[str, float]] = {}
     for row in rows:
         if isinstance(row, ScoreRow):
             rater = row.header.rater

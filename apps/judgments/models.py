@@ -94,7 +94,9 @@ class ScoreResponse(Judgment):
 class ScoreAnswer(models.Model):
     response = models.ForeignKey(ScoreResponse, on_delete=models.CASCADE, related_name="answers")
     question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
-    value = models.SmallIntegerField()
+    # The point chosen, as given: an integer for likert, binary and choice questions (stored as
+    # a float, exactly), a point of its grid for a slider (apps/studies/scales.py).
+    value = models.FloatField()
     # When the rater set this answer: the order of answers is evidence that the scorecard's
     # order (surprise and coherence before funniness) was followed. Null for imports without it.
     # Bounded by what the server saw: never before the task was handed out, never after the
@@ -135,7 +137,7 @@ class EarlyAnswer(models.Model):
         "assignments.Assignment", on_delete=models.CASCADE, related_name="early_answers"
     )
     question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
-    value = models.SmallIntegerField()
+    value = models.FloatField()
     answered_at = models.DateTimeField()
     received_at = models.DateTimeField()
 

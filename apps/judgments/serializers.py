@@ -16,7 +16,9 @@ class _Common(serializers.Serializer):
 class AnswerSerializer(serializers.Serializer):
     # Only the bound every scale lies within: the service checks each answer against its own
     # question's scale and names it, so a custom rubric's -3..3 or 0..100 gets through here.
-    value = serializers.IntegerField(min_value=-SCALE_LIMIT, max_value=SCALE_LIMIT)
+    # A number (a slider's answer may be a fraction); the service checks it against its
+    # question's own points (apps/studies/scales.py) and names the question.
+    value = serializers.FloatField(min_value=-SCALE_LIMIT, max_value=SCALE_LIMIT)
     at_ms = serializers.IntegerField(min_value=0, max_value=21_600_000)
 
 

@@ -59,7 +59,8 @@ def _import_key(study: Study, key: tuple[str, ...]) -> str:
 
 def _context(study: Study) -> ImportContext:
     questions = {
-        q.name: QuestionSpec(q.name, q.min_value, q.max_value) for q in study_questions(study=study)
+        q.name: QuestionSpec(q.name, q.min_value, q.max_value, q.kind, q.step)
+        for q in study_questions(study=study)
     }
     items = {
         ext: bool(expl)
@@ -120,7 +121,7 @@ def _stored_keys(study: Study, rater_ids: list[str]) -> dict[tuple[str, ...], ob
         scores = ScoreResponse.objects.filter(study=study, rater_id__in=chunk).values_list(
             "pk", "rater__external_id", "item__external_id", "explanation_match"
         )
-        answers: dict[int, dict[str, int]] = defaultdict(dict)
+        answers: dict[int, dict[str, float]] = defaultdict(dict)
         for response_id, name, value in ScoreAnswer.objects.filter(
             response__study=study, response__rater_id__in=chunk
         ).values_list("response_id", "question__name", "value"):

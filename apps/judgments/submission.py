@@ -41,6 +41,7 @@ from apps.judgments.models import (
 )
 from apps.raters.models import Rater, RaterSession
 from apps.raters.services import StudyNotOpen, rater_session_check_open
+from apps.studies import scales
 from apps.studies.models import Question, Study
 from apps.studies.selectors import study_questions
 
@@ -95,7 +96,7 @@ class AlreadyAnswered(Conflict):
 
 @dataclass(frozen=True)
 class AnswerIn:
-    value: int
+    value: float
     # Milliseconds from when the task was shown to when this answer was last set, as the page
     # measured them: they place the answer within the server's bounds, never outside them.
     at_ms: int
@@ -160,11 +161,15 @@ def _check_answers(
             raise DomainError(
                 f"{name!r} is not a question of this scorecard", field=f"answers.{name}"
             )
-        if not question.min_value <= answer.value <= question.max_value:
-            raise DomainError(
-                f"{name} must be from {question.min_value} to {question.max_value}, got {answer.value}",
-                field=f"answers.{name}",
-            )
+        wrong = scales.problem(
+            kind=question.kind,
+            low=question.min_value,
+            high=question.max_value,
+            step=question.step,
+            value=answer.value,
+        )
+        if wrong:
+            raise DomainError(f"{name} {wrong}", field=f"answers.{name}")
         if not 0 <= answer.at_ms <= active_ms:
             raise DomainError(
                 f"{name}: answer time must lie between 0 and active_ms", field=f"answers.{name}"
@@ -210,7 +215,7 @@ def _bounded_active_seconds(assignment: Assignment, active_ms: int, now: datetim
     return min(active_ms / 1000, seen)
 
 
-def _attention_passed(assignment: Assignment, values: dict[str, int]) -> bool | None:
+def _attention_passed(assignment: Assignment, values: dict[str, float]) -> bool | None:
     if not assignment.is_attention_check:
         return None
     expected: dict[str, list[int]] = assignment.item.attention_expected or {}

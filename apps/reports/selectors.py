@@ -10,6 +10,7 @@ from apps.core.errors import NotFound
 from apps.exclusions.selectors import ExclusionReasons, exclusion_reasons
 from apps.judgments.models import PairJudgment, ScoreAnswer, TuringJudgment
 from apps.reports.models import ExportJob
+from apps.studies import scales
 from apps.studies.models import Study
 
 # One row per answer: a scorecard gives one row per question answered, a pair judgment one row,
@@ -125,7 +126,8 @@ def _scorecard_rows(
             None,
             None,
             question,
-            value,
+            # As given: 3 for an integer point (stored as 3.0), 0.21875 as it is.
+            scales.plain(value),
             answered_at,
             seconds,
             active,

@@ -95,15 +95,18 @@ class Question(models.Model):
         LIKERT = "likert", "Likert scale"
         BINARY = "binary", "Binary flag"
         CHOICE = "choice", "Single choice"
+        SLIDER = "slider", "Slider (continuous)"
 
     rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="questions")
     name = models.SlugField(max_length=64, help_text="Stable key used in imports and exports.")
     position = models.PositiveSmallIntegerField(help_text="Order on the scorecard, from 1.")
     kind = models.CharField(max_length=16, choices=Kind.choices)
     # Likert and binary answers are integers in [min_value, max_value]; a choice question stores
-    # the index of the chosen option.
+    # the index of the chosen option; a slider's answers are min_value + k * step (scales.py).
     min_value = models.SmallIntegerField(default=1)
     max_value = models.SmallIntegerField(default=5)
+    # A slider's step (e.g. 1/32 = 0.03125, 0.01, 1); null for the integer kinds.
+    step = models.FloatField(null=True, blank=True)
     required = models.BooleanField(default=True)
     # Per language: {"en": "How surprising ...?", "zh": "..."}.
     prompt = models.JSONField(default=dict)
@@ -137,6 +140,10 @@ class Question(models.Model):
                 & Q(max_value__lte=1000)
                 & Q(min_value__lt=F("max_value")),
                 name="question_scale_within_bounds",
+            ),
+            models.CheckConstraint(
+                condition=(Q(kind="slider") & Q(step__gt=0)) | (~Q(kind="slider") & Q(step=None)),
+                name="question_step_only_for_sliders",
             ),
         ]
 

@@ -24,6 +24,7 @@ from django.db import transaction
 
 from apps.core.errors import Conflict, DomainError
 from apps.core.lines import unstorable_path
+from apps.studies import scales
 from apps.studies.models import Question, Rubric
 
 SCALE_LIMIT = 1000  # |value| of any scale point; the database checks the same bound
@@ -43,6 +44,7 @@ _QUESTION_KEYS = {
     "choices",
     "answered_after",
     "after",
+    "step",
 }
 
 
@@ -115,6 +117,32 @@ def _anchors(value: Any, field: str, low: int, high: int) -> dict[str, dict[str,
     return out
 
 
+def _step(raw: dict[str, Any], kind: str, field: str, low: int, high: int) -> float | None:
+    """A slider's step: required, positive, dividing the scale into at most
+    MAX_SLIDER_POINTS steps; the integer kinds have none."""
+    if kind != Question.Kind.SLIDER:
+        if raw.get("step") is not None:
+            raise _fail(f"{field}.step", "only slider questions have a step")
+        return None
+    if raw.get("step") is None:
+        raise _fail(f"{field}.step", 'a slider needs a step, e.g. 1, 0.01 or "1/32"')
+    step = scales.parse_step(raw["step"])
+    if step is None:
+        raise _fail(
+            f"{field}.step",
+            f'must be a positive number or a fraction like "1/32", got {raw["step"]!r}',
+        )
+    points = scales.grid_points(low, high, step)
+    if points > scales.MAX_SLIDER_POINTS:
+        raise _fail(f"{field}.step", f"a slider has at most {scales.MAX_SLIDER_POINTS} points")
+    if scales.off_grid(float(high), float(low), step):
+        raise _fail(
+            f"{field}.step",
+            f"must divide the scale {low} to {high} into whole steps, got {scales.step_text(step)}",
+        )
+    return step
+
+
 def _question(raw: Any, index: int, earlier: dict[str, int]) -> dict[str, Any]:
     field = f"questions[{index}]"
     if not isinstance(raw, dict):
@@ -154,7 +182,7 @@ def _question(raw: Any, index: int, earlier: dict[str, int]) -> dict[str, Any]:
         if "min_value" not in raw or "max_value" not in raw:
             missing = "min_value" if "min_value" not in raw else "max_value"
             raise _fail(
-                f"{field}.{missing}", "is required for a likert question (the scale's ends)"
+                f"{field}.{missing}", f"is required for a {kind} question (the scale's ends)"
             )
         low = _integer(raw["min_value"], f"{field}.min_value")
         high = _integer(raw["max_value"], f"{field}.max_value")
@@ -162,7 +190,8 @@ def _question(raw: Any, index: int, earlier: dict[str, int]) -> dict[str, Any]:
         raise _fail(f"{field}.choices", "only choice questions have choices")
     if not low < high:
         raise _fail(f"{field}.max_value", f"must be greater than min_value ({low}), got {high}")
-    if high - low + 1 > MAX_POINTS:
+    step = _step(raw, kind, field, low, high)
+    if step is None and high - low + 1 > MAX_POINTS:
         raise _fail(f"{field}.max_value", f"a scale has at most {MAX_POINTS} points")
     required = raw.get("required", True)
     if not isinstance(required, bool):
@@ -183,6 +212,7 @@ def _question(raw: Any, index: int, earlier: dict[str, int]) -> dict[str, Any]:
         "kind": kind,
         "min_value": low,
         "max_value": high,
+        "step": step,
         "required": required,
         "prompt": _texts(raw.get("prompt"), f"{field}.prompt", required=True),
         "anchors": _anchors(raw.get("anchors"), f"{field}.anchors", low, high),
@@ -235,7 +265,7 @@ def rubric_spec_validate(spec: Any) -> dict[str, Any]:
 
 
 # Kinds whose answers are points on a scale, so a mean of them is a headline number.
-PRIMARY_KINDS = (Question.Kind.LIKERT,)
+PRIMARY_KINDS = (Question.Kind.LIKERT, Question.Kind.SLIDER)
 _DEFAULT_PRIMARY = ("funniness", "overall")
 
 
@@ -311,6 +341,7 @@ def rubric_spec(rubric: Rubric) -> dict[str, Any]:
                 "kind": q.kind,
                 "min_value": q.min_value,
                 "max_value": q.max_value,
+                **({"step": q.step} if q.step is not None else {}),
                 "required": q.required,
                 "prompt": q.prompt,
                 "anchors": q.anchors,

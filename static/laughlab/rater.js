@@ -50,6 +50,14 @@
 
   function elapsed() { return Math.round(performance.now() - shownAt); }
   function checked(name) { return form.querySelector("input[name='" + name + "']:checked"); }
+  // A question's answer as text, or null: the chosen point, or a field question's number once
+  // the rater gave one on its grid (see setField).
+  function answerOf(name) {
+    var input = checked(name);
+    if (input) { return input.value; }
+    var number = form.querySelector("input[data-number][name='" + name + "']");
+    return number && number.dataset.answered === "1" ? number.value.trim() : null;
+  }
 
   // The scorecard's order, held by the server: a question with data-after opens only when the
   // server has received the answers it depends on (the first step, POSTed to data-early-url)
@@ -66,7 +74,7 @@
       var after = afterOf(fieldset);
       if (!after.length) { return; }
       var open = !!unlocked[fieldset.dataset.question] &&
-                 after.every(function (name) { return checked(name); });
+                 after.every(function (name) { return answerOf(name) !== null; });
       fieldset.disabled = !open;
       fieldset.setAttribute("aria-disabled", open ? "false" : "true");
       var hint = fieldset.querySelector("[data-locked-hint]");
@@ -90,9 +98,9 @@
   function earlyBody() {
     var answers = {}, active = elapsed();
     fieldsets.forEach(function (fieldset) {
-      var name = fieldset.dataset.question, input = checked(name);
-      if (prerequisites[name] && input && !fieldset.disabled) {
-        answers[name] = { value: parseInt(input.value, 10), at_ms: Math.min(answeredAt[name] || active, active) };
+      var name = fieldset.dataset.question, answer = answerOf(name);
+      if (prerequisites[name] && answer !== null && !fieldset.disabled) {
+        answers[name] = { value: Number(answer), at_ms: Math.min(answeredAt[name] || active, active) };
       }
     });
     return { assignment: parseInt(form.dataset.assignment, 10), active_ms: active, answers: answers };
@@ -131,7 +139,7 @@
     // scorecard, and again only if one of those answers is changed.
     var due = fieldsets.some(function (fieldset) {
       var after = afterOf(fieldset);
-      return after.length && after.every(function (name) { return checked(name); });
+      return after.length && after.every(function (name) { return answerOf(name) !== null; });
     });
     if (!due || !form.dataset.earlyUrl) { return; }
     var body = earlyBody();
@@ -157,7 +165,7 @@
   function nextUnanswered(from) {
     var start = fieldsets.indexOf(from);
     var rest = fieldsets.slice(start + 1).concat(fieldsets.slice(0, start + 1));
-    return rest.filter(function (f) { return !checked(f.dataset.question); })[0] || null;
+    return rest.filter(function (f) { return answerOf(f.dataset.question) === null; })[0] || null;
   }
   if (kind === "scorecard") { highlight(current); }
 
@@ -258,10 +266,90 @@
     typed.timer = window.setTimeout(commitTyped, TYPED_PAUSE_MS);
   }
 
+  // A field question (data-entry="field": a slider, or a scale too wide for a row of points)
+  // is answered in its number field or on its slider, which follow each other. The slider
+  // starts unset: its position counts only once the rater moves it, and a number counts only
+  // when it lies on the question's grid (min + k * step), as the server checks.
+  function onGrid(fieldset, text) {
+    if (!/^-?(\d+\.?\d*|\.\d+)$/.test(text)) { return false; }
+    var value = Number(text), low = Number(fieldset.dataset.min), high = Number(fieldset.dataset.max);
+    var steps = (value - low) / Number(fieldset.dataset.step);
+    return value >= low && value <= high && Math.abs(steps - Math.round(steps)) <= 1e-6;
+  }
+  function setField(fieldset, text, fromSlider) {
+    var name = fieldset.dataset.question;
+    var number = fieldset.querySelector("input[data-number]");
+    var slider = fieldset.querySelector("input[data-slider]");
+    text = text.replace("\u2212", "-");
+    var was = number.dataset.answered === "1";
+    if (!onGrid(fieldset, text)) {
+      number.dataset.answered = "";
+      number.setAttribute("aria-invalid", text === "" ? "false" : "true");
+      if (was) { refreshLocks(); }
+      return false;
+    }
+    number.dataset.answered = "1";
+    number.setAttribute("aria-invalid", "false");
+    if (fromSlider) { number.value = text; } else { slider.value = text; }
+    slider.classList.remove("unset");
+    answeredAt[name] = elapsed();
+    if (prerequisites[name]) { maybeSendEarly(); }
+    refreshLocks();
+    return true;
+  }
+  function moveOn(fieldset) {
+    if (document.activeElement && document.activeElement.blur) { document.activeElement.blur(); }
+    highlight(nextUnanswered(fieldset));
+  }
+  form.addEventListener("input", function (event) {
+    var target = event.target, fieldset = target.closest && target.closest("fieldset[data-question]");
+    if (!fieldset || fieldset.dataset.entry !== "field") { return; }
+    setField(fieldset, target.matches("input[data-slider]") ? target.value : target.value.trim(),
+             target.matches("input[data-slider]"));
+  });
+  form.addEventListener("change", function (event) {
+    var target = event.target, fieldset = target.closest && target.closest("fieldset[data-question]");
+    if (!fieldset || fieldset.dataset.entry !== "field") { return; }
+    if (target.matches("input[data-slider]")) {
+      // Let go of the slider (mouse or finger): the highlight moves on, as after a point.
+      if (answerOf(fieldset.dataset.question) !== null) { highlight(nextUnanswered(fieldset)); }
+      return;
+    }
+    if (target.value.trim() && !onGrid(fieldset, target.value.trim().replace("\u2212", "-"))) {
+      warn(form.dataset.noPointText);
+    }
+  });
+  function fieldKey(event, fieldset) {
+    // Keys typed into a field question's own inputs are theirs; Enter confirms the number and
+    // moves on (or says why it is not an answer), and never submits a half-answered card.
+    if (event.key !== "Enter") { return; }
+    event.preventDefault();
+    if (answerOf(fieldset.dataset.question) !== null) {
+      moveOn(fieldset);
+    } else {
+      warn(form.dataset.noPointText);
+    }
+  }
+
   // Keyboard: the key map each page shows (data-key on every choice; see the page's legend).
   document.addEventListener("keydown", function (event) {
     if (event.altKey || event.ctrlKey || event.metaKey) { return; }
     if (event.target.tagName === "SELECT" || event.target.tagName === "TEXTAREA") { return; }
+    var own = event.target.closest && event.target.closest("fieldset[data-entry='field']");
+    if (own && event.target.matches("input[data-number], input[data-slider]")) {
+      fieldKey(event, own);
+      return;
+    }
+    if (kind === "scorecard" && current && current.dataset.entry === "field" &&
+        /^[0-9.-]$/.test(event.key) && !current.disabled) {
+      // A number typed on the highlighted field question starts in its number field.
+      event.preventDefault();
+      var number = current.querySelector("input[data-number]");
+      number.focus();
+      number.value = event.key;
+      number.dispatchEvent(new Event("input", { bubbles: true }));
+      return;
+    }
     var typing = kind === "scorecard" && current && current.dataset.entry === "typed";
     if (typing) {
       var pressed = event.key.toLowerCase();
@@ -315,9 +403,9 @@
     if (kind === "scorecard") {
       body.answers = {};
       fieldsets.forEach(function (fieldset) {
-        var name = fieldset.dataset.question, input = checked(name);
-        if (input && !fieldset.disabled) {
-          body.answers[name] = { value: parseInt(input.value, 10), at_ms: Math.min(answeredAt[name] || active, active) };
+        var name = fieldset.dataset.question, answer = answerOf(name);
+        if (answer !== null && !fieldset.disabled) {
+          body.answers[name] = { value: Number(answer), at_ms: Math.min(answeredAt[name] || active, active) };
         }
       });
     } else if (kind === "pair") {
@@ -330,7 +418,7 @@
 
   function missing() {
     return fieldsets.filter(function (fieldset) {
-      return fieldset.querySelector("input[required]") && !checked(fieldset.dataset.question);
+      return fieldset.querySelector("input[required]") && answerOf(fieldset.dataset.question) === null;
     }).length || (kind === "pair" && !checked("winner"));
   }
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from apps.exclusions.models import Exclusion, ExclusionProposal
@@ -101,3 +103,37 @@ def test_automatic_rules_exclude_without_a_researcher(crafted):
     )
     assert excluded == {"speedy", "flat", "lefty", "careless"}
     assert not Exclusion.objects.filter(study=crafted, created_by__isnull=False).exists()
+
+
+def test_rules_that_need_order_or_time_skip_imported_rows_without_them_and_say_so(
+    demo_study, client, django_user_model
+):
+    """A straight-lining rater imported without times: file order is not answer order, so no
+    run is counted; the same rows with their times are proposed. The page says what the rules
+    could not look at."""
+    from apps.judgments.services import study_judgments_import
+    from tests.exclusions.conftest import _card, _lines
+
+    items = sorted(
+        demo_study.items.filter(is_attention_check=False).values_list("external_id", flat=True)
+    )
+    timeless = []
+    for i in range(6):
+        card = _card("unordered", items[i], 20 + i * 30, 4)
+        for key in ("seconds_into_session", "submitted_at", "active_seconds"):
+            del card[key]
+        timeless.append(card)
+    timed = [_card("ordered", items[10 + i], 20 + i * 30, 4) for i in range(6)]
+    study_judgments_import(study=demo_study, data=_lines(timeless + timed), filename="s.jsonl")
+    exclusion_proposals_refresh(study=demo_study)
+    found = _found(demo_study)
+    assert ("ordered", "straight_line") in found
+    assert ("unordered", "straight_line") not in found
+
+    client.force_login(django_user_model.objects.create_superuser("boss", password="pw-boss-1"))
+    page = client.get(f"/studies/{demo_study.slug}/exclusions/").content.decode()
+    assert 'data-unordered="6"' in page
+    assert "The straight-liner rule did not run on 6 imported scorecards" in page
+    untimed = re.search(r'data-untimed="(\d+)"', page)
+    assert untimed is not None
+    assert int(untimed.group(1)) >= 6  # the six above, and any the demo imported

@@ -15,9 +15,10 @@ import numpy as np
 @dataclass(frozen=True)
 class QuestionInfo:
     name: str
-    kind: str  # "likert" | "binary" | "choice"
+    kind: str  # "likert" | "binary" | "choice" | "slider"
     min_value: int
     max_value: int
+    step: float | None = None  # a slider's grid; None for the integer kinds
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,11 @@ class StudyInputs:
             self.item_topic,
             self.rater_ids,
             self.rater_group,
-            [f"{q.name}:{q.kind}:{q.min_value}:{q.max_value}" for q in self.questions],
+            [
+                f"{q.name}:{q.kind}:{q.min_value}:{q.max_value}"
+                + (f":{q.step!r}" if q.step is not None else "")
+                for q in self.questions
+            ],
             # Only when present, so the digests of studies without content types are unchanged.
             *([self.item_content_type] if any(self.item_content_type) else []),
             self.item_language,

@@ -114,6 +114,18 @@ def _is_nominal(question: QuestionInfo) -> bool:
     return _is_binary(question) or question.kind == "choice"
 
 
+def _is_continuous(question: QuestionInfo) -> bool:
+    """A slider's answers: points of a fine grid, not categories, so only interval-level
+    agreement applies (kappa and nominal or ordinal alpha need categories)."""
+    return question.kind == "slider"
+
+
+CONTINUOUS_NOTE = (
+    "a slider's answers have no categories: Fleiss' and Cohen's kappa and nominal or ordinal "
+    "alpha do not apply; interval alpha (squared differences) is reported"
+)
+
+
 def _codes(labels: Sequence[str]) -> tuple[np.ndarray, list[str]]:
     names = sorted(set(labels))
     index = {name: i for i, name in enumerate(names)}
@@ -305,34 +317,46 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
         if rows.size == 0:
             result[question.name] = entry
             continue
-        levels = ("nominal",) if _is_nominal(question) else ("nominal", "ordinal", "interval")
+        continuous = _is_continuous(question)
+        if continuous:
+            levels: tuple[str, ...] = ("interval",)
+        elif _is_nominal(question):
+            levels = ("nominal",)
+        else:
+            levels = ("nominal", "ordinal", "interval")
         # Raters are the sample (items are the study's own): one rater jackknife serves Fleiss'
         # kappa and every alpha level of the question.
         overall = rater_agreement_intervals(
             item, rater, value, levels=levels, seed=qseed, level_ci=LEVEL
         )
-        entry["fleiss_kappa"] = overall["fleiss"].as_dict()
+        entry["fleiss_kappa"] = None if continuous else overall["fleiss"].as_dict()
         entry["krippendorff_alpha"] = {level: overall[level].as_dict() for level in levels}
         entry["interval"] = dict(AGREEMENT_INTERVAL)
-        # Cohen's kappa: the mean over pairs of raters who share enough items; plain for every
-        # question, quadratic-weighted beside it on rating scales.
-        weightings = ("unweighted",) if _is_nominal(question) else ("unweighted", "quadratic")
-        pairs = pairwise_cohen_kappa(
-            item, rater, value, categories, weightings=weightings, min_shared=MIN_SHARED_ITEMS
-        )
-        entry["cohen_kappa"] = {
-            name: kappa.as_dict()
-            for name, kappa in mean_pair_kappa_intervals(
-                pairs, seed=qseed + 90, level_ci=LEVEL
-            ).items()
-        }
-        headline = "nominal" if _is_nominal(question) else "ordinal"
+        if continuous:
+            entry["categories_note"] = CONTINUOUS_NOTE
+            entry["cohen_kappa"] = {}
+        else:
+            # Cohen's kappa: the mean over pairs of raters who share enough items; plain for
+            # every question, quadratic-weighted beside it on rating scales.
+            weightings = ("unweighted",) if _is_nominal(question) else ("unweighted", "quadratic")
+            pairs = pairwise_cohen_kappa(
+                item, rater, value, categories, weightings=weightings, min_shared=MIN_SHARED_ITEMS
+            )
+            entry["cohen_kappa"] = {
+                name: kappa.as_dict()
+                for name, kappa in mean_pair_kappa_intervals(
+                    pairs, seed=qseed + 90, level_ci=LEVEL
+                ).items()
+            }
+        headline = "interval" if continuous else "nominal" if _is_nominal(question) else "ordinal"
         # The level that fits the scale, named beside every figure: ordinal for rating scales
         # (interval, which most published work reports, is given beside it), nominal for flags.
         entry["alpha_level"] = headline
         by_group = {}
         by_group_interval = {}
-        group_levels = (headline,) if headline == "nominal" else (headline, "interval")
+        group_levels = (
+            (headline,) if headline in ("nominal", "interval") else (headline, "interval")
+        )
         for g, name in enumerate(group_names):
             mask = group_of_rater[rater] == g
             within = rater_agreement_intervals(
@@ -344,7 +368,7 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
                 level_ci=LEVEL,
             )
             by_group[name] = {**within[headline].as_dict(), "level": headline}
-            if headline != "nominal":
+            if headline == "ordinal":
                 by_group_interval[name] = {**within["interval"].as_dict(), "level": "interval"}
         entry["krippendorff_alpha_by_group"] = by_group
         entry["krippendorff_alpha_by_group_level"] = headline

@@ -60,6 +60,7 @@ class RunStartForm(forms.Form):
         # The judge sieves on the rubric's primary question, on that question's own scale.
         scale = judged_scale(study=study)
         field = self.fields["judge_min"]
+        assert isinstance(field, forms.FloatField)
         if scale is None:
             del self.fields["judge_min"]
             return
@@ -68,7 +69,7 @@ class RunStartForm(forms.Form):
             "low": f"{scale.low:g}",
             "high": f"{scale.high:g}",
         }
-        field.min_value, field.max_value = scale.low, scale.high
+        field.widget.attrs.update({"min": f"{scale.low:g}", "max": f"{scale.high:g}"})
         field.validators.extend(
             [validators.MinValueValidator(scale.low), validators.MaxValueValidator(scale.high)]
         )
