@@ -19,6 +19,12 @@ After the steps it reports the size of the printable HTML report.
     .venv/bin/python benchmarks/bench_import.py --postgres      # PostgreSQL on 127.0.0.1
     .venv/bin/python benchmarks/bench_import.py --scale 10      # a tenth of each, for a try
     .venv/bin/python benchmarks/bench_import.py --only large --upload   # judgments via the API
+    .venv/bin/python benchmarks/bench_import.py --compare-slider      # integer vs decimal grades
+
+With `--slider` the one question is a slider (0-3 in steps of 0.25) and the grades are decimals
+on its grid (most of them fractions); `--compare-slider` runs the integer and the slider version
+of each dataset one after the other in this process and prints the slider's CPU time per step as
+a ratio of the integer one (the machine's noise cancels in the ratio, not in the absolute times).
 
 With `--upload` the judgments file is not imported by the command but uploaded as a researcher's
 script does: `POST /api/v1/studies/SLUG/judgments/` (multipart) to a web server (`runserver`,
@@ -39,12 +45,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
-RUBRIC = {
+RUBRIC: dict[str, Any] = {
     "slug": "crowd-grade",
     "name": "Crowd grade 0-3",
     "kind": "humor",
@@ -73,13 +80,22 @@ class Shape:
     n_raters: int | None
 
 
+# The same question as a continuous slider on the same ends: decimals on a grid of quarters.
+SLIDER_RUBRIC: dict[str, Any] = {
+    **RUBRIC,
+    "slug": "crowd-slider",
+    "questions": [{**RUBRIC["questions"][0], "kind": "slider", "step": 0.25}],
+}
+
 SHAPES = {
     "crowd": Shape("crowd", 15_000, 5, None),
     "large": Shape("large", 50_000, 20, 5_000),
 }
 
 
-def write_dataset(shape: Shape, folder: Path, *, seed: int) -> tuple[Path, Path, int]:
+def write_dataset(
+    shape: Shape, folder: Path, *, seed: int, slider: bool = False
+) -> tuple[Path, Path, int]:
     """Items and judgments files of this shape; returns their paths and the grade count."""
     rng = np.random.default_rng(seed)
     n_items, per_item = shape.n_items, shape.grades_per_item
@@ -116,18 +132,22 @@ def write_dataset(shape: Shape, folder: Path, *, seed: int) -> tuple[Path, Path,
             )
     leniency = rng.normal(0, 0.4, int(raters.max()) + 1)
     latent = 1.5 + strength[item_of] + leniency[raters] + rng.normal(0, 0.8, len(raters))
-    grades = np.clip(np.rint(latent), 0, 3).astype(int)
+    grades: list[float] | list[int]
+    if slider:
+        grades = (np.clip(np.rint(latent * 4), 0, 12) / 4).tolist()
+    else:
+        grades = np.clip(np.rint(latent), 0, 3).astype(int).tolist()
     judgments_path = folder / f"{shape.name}-judgments.jsonl"
     with judgments_path.open("w", encoding="utf-8") as out:
-        for r, i, g in zip(raters.tolist(), item_of.tolist(), grades.tolist(), strict=True):
-            line = {
+        for r, i, g in zip(raters.tolist(), item_of.tolist(), grades, strict=True):
+            judgment: dict[str, object] = {
                 "kind": "score",
                 "rater": f"g{r:07d}",
                 "background": "unknown",
                 "item": f"t{i:06d}",
                 "grade": g,
             }
-            out.write(json.dumps(line) + "\n")
+            out.write(json.dumps(judgment) + "\n")
     return items_path, judgments_path, len(raters)
 
 
@@ -272,18 +292,25 @@ def environment(folder: Path, postgres: bool) -> dict[str, str]:
 
 
 def bench(
-    shape: Shape, *, postgres: bool, seed: int, report: bool, legacy: bool, upload: bool = False
+    shape: Shape,
+    *,
+    postgres: bool,
+    seed: int,
+    report: bool,
+    legacy: bool,
+    upload: bool = False,
+    slider: bool = False,
 ) -> dict[str, float]:
     folder = Path(tempfile.mkdtemp(prefix=f"laughlab-bench-{shape.name}-"))
     env = environment(folder, postgres)
     t = time.perf_counter()
-    items_path, judgments_path, n_grades = write_dataset(shape, folder, seed=seed)
+    items_path, judgments_path, n_grades = write_dataset(shape, folder, seed=seed, slider=slider)
     print(
         f"[{shape.name}] wrote {shape.n_items:,} items and {n_grades:,} grades "
         f"({judgments_path.stat().st_size / 1e6:.1f} MB) in {time.perf_counter() - t:.1f} s"
     )
     rubric_path = folder / "rubric.json"
-    rubric_path.write_text(json.dumps(RUBRIC), encoding="utf-8")
+    rubric_path.write_text(json.dumps(SLIDER_RUBRIC if slider else RUBRIC), encoding="utf-8")
     run_step(["migrate", "--verbosity", "0"], env)
     slug = f"bench-{shape.name}"
     if legacy:
@@ -366,6 +393,12 @@ def main() -> None:
         action="store_true",
         help="upload the judgments through the API to a web server and a worker",
     )
+    parser.add_argument("--slider", action="store_true", help="a slider question, decimal grades")
+    parser.add_argument(
+        "--compare-slider",
+        action="store_true",
+        help="integer and slider versions one after the other, with CPU ratios",
+    )
     args = parser.parse_args()
     names = [args.only] if args.only else ["crowd", "large"]
     print(f"database={'postgresql' if args.postgres else 'sqlite'} scale=1/{args.scale}")
@@ -378,14 +411,24 @@ def main() -> None:
                 shape.grades_per_item,
                 None if shape.n_raters is None else max(shape.n_raters // args.scale, 1),
             )
-        bench(
-            shape,
-            postgres=args.postgres,
-            seed=args.seed,
-            report=not args.no_report,
-            legacy=args.legacy,
-            upload=args.upload,
-        )
+        runs = [False, True] if args.compare_slider else [args.slider]
+        measured = [
+            bench(
+                shape,
+                postgres=args.postgres,
+                seed=args.seed,
+                report=not args.no_report,
+                legacy=args.legacy,
+                upload=args.upload,
+                slider=slider,
+            )
+            for slider in runs
+        ]
+        if args.compare_slider:
+            integer, decimal = measured
+            for step in ("import_judgments", "aggregate", "total"):
+                ratio = decimal[f"{step}_cpu"] / integer[f"{step}_cpu"]
+                print(f"[{shape.name}] slider / integer CPU, {step:<17} {ratio:5.2f}")
 
 
 if __name__ == "__main__":

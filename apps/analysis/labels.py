@@ -112,6 +112,7 @@ def flag_label(flag: str) -> str:
         "offensive": _("offensive"),
         "safety_intercepted": _("safety-intercepted"),
         "too_few_raters": _("too few raters"),
+        "held": _("held by the offense filter"),
     }
     return labels.get(flag, flag)
 
@@ -328,6 +329,14 @@ def warning_text(warning: Mapping[str, Any]) -> str:
             "agreement.",
             n,
         ) % {"item": p["item"], "n": n, "min": _number(p["min"])}
+    if code == "held_items_counted":
+        return ngettext(
+            "%(count)s item held by the offense filter is counted: its ratings are in every "
+            "figure (a study setting; marked “held”).",
+            "%(count)s items held by the offense filter are counted: their ratings are in every "
+            "figure (a study setting; marked “held”).",
+            count,
+        ) % {"count": count}
     if code == "controversial_question":
         return _(
             "Agreement on %(question)s (%(measure)s Krippendorff's alpha) is %(value)s, below "
@@ -406,6 +415,7 @@ def warning_title(code: str) -> str:
         "bt_unbounded_items": _("undefeated or never winning items"),
         "controversial": _("controversial"),
         "culture_dependent": _("culture-dependent"),
+        "held_items_counted": _("held items counted"),
     }
     return titles.get(code, code)
 
@@ -416,6 +426,7 @@ ITEM_FLAGS = (
     "offensive",
     "safety_intercepted",
     "too_few_raters",
+    "held",
 )
 
 

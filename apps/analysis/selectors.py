@@ -11,7 +11,13 @@ from apps.analysis.models import StudyResult
 from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, Thresholds
 from apps.core.errors import NotFound
 from apps.exclusions.selectors import ExclusionSet, exclusion_set_for_study
-from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
+from apps.judgments.models import (
+    NotUnderstood,
+    PairJudgment,
+    ScoreAnswer,
+    ScoreResponse,
+    TuringJudgment,
+)
 from apps.raters.models import BackgroundGroup, Rater
 from apps.studies import languages
 from apps.studies.models import Item, Study
@@ -25,6 +31,13 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
     them, excluded raters with all their judgments, and the excluded judgments themselves.
     """
     out = exclusions or ExclusionSet()
+    # Items the offense filter holds count (flagged "held") unless the study leaves them out:
+    # then they go with every judgment about them, as excluded items do.
+    left_out = set(out.items)
+    if not study.count_held_items:
+        left_out |= set(
+            Item.objects.filter(study=study, stage=Item.Stage.HELD).values_list("pk", flat=True)
+        )
     item_rows = list(
         # Attention checks (gold items) test raters, not models: never part of the analysis.
         # Items outside the human study (candidates, screened out, held) count only if they
@@ -37,7 +50,7 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
             | Exists(PairJudgment.objects.filter(right=OuterRef("pk")))
             | Exists(TuringJudgment.objects.filter(item=OuterRef("pk")))
         )
-        .exclude(pk__in=out.items)
+        .exclude(pk__in=left_out)
         .order_by("pk")
         .values_list(
             "pk",
@@ -50,6 +63,7 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
             "explanation",
             "content_type",
             "language",
+            "stage",
         )
     )
     rater_rows = list(
@@ -67,7 +81,7 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
                 response__study=study, response__item__is_attention_check=False
             )
             .exclude(response__rater_id__in=out.raters)
-            .exclude(response__item_id__in=out.items)
+            .exclude(response__item_id__in=left_out)
             .exclude(response_id__in=out.scorecards)
             .order_by("pk")
             .values_list(
@@ -86,8 +100,8 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
                 study=study, left__is_attention_check=False, right__is_attention_check=False
             )
             .exclude(rater_id__in=out.raters)
-            .exclude(left_id__in=out.items)
-            .exclude(right_id__in=out.items)
+            .exclude(left_id__in=left_out)
+            .exclude(right_id__in=left_out)
             .exclude(pk__in=out.pairs)
             .order_by("pk")
             .values_list("left_id", "right_id", "winner_id", "rater_id")
@@ -97,7 +111,7 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
     turing = list(
         TuringJudgment.objects.filter(study=study, item__is_attention_check=False)
         .exclude(rater_id__in=out.raters)
-        .exclude(item_id__in=out.items)
+        .exclude(item_id__in=left_out)
         .exclude(pk__in=out.turing)
         .order_by("pk")
         .values_list("item_id", "rater_id", "guess")
@@ -106,11 +120,25 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
         ScoreResponse.objects.filter(study=study, item__is_attention_check=False)
         .exclude(explanation_match="")
         .exclude(rater_id__in=out.raters)
-        .exclude(item_id__in=out.items)
+        .exclude(item_id__in=left_out)
         .exclude(pk__in=out.scorecards)
         .order_by("pk")
         .values_list("item_id", "explanation_match")
     )
+
+    not_understood = np.array(
+        list(
+            NotUnderstood.objects.filter(
+                response__study=study, response__item__is_attention_check=False
+            )
+            .exclude(response__rater_id__in=out.raters)
+            .exclude(response__item_id__in=left_out)
+            .exclude(response_id__in=out.scorecards)
+            .order_by("pk")
+            .values_list("response__item_id", "response__rater_id", "question_id")
+        ),
+        dtype=np.int64,
+    ).reshape(-1, 3)
 
     item_pks = np.array([row[0] for row in item_rows], dtype=np.int64)
     rater_pks = np.array([row[0] for row in rater_rows], dtype=np.int64)
@@ -129,6 +157,7 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
         item_topic=[row[5] or "" for row in item_rows],
         item_safety_intercepted=np.array([row[6] for row in item_rows], dtype=bool),
         item_has_explanation=np.array([bool(row[7]) for row in item_rows], dtype=bool),
+        item_held=np.array([row[10] == Item.Stage.HELD for row in item_rows], dtype=bool),
         rater_ids=[row[1] for row in rater_rows],
         # "" where the background is unknown (imported raters that did not say).
         rater_group=[row[2] or "" for row in rater_rows],
@@ -138,7 +167,19 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
             .values_list("code", flat=True)
         ),
         questions=[
-            QuestionInfo(q.name, q.kind, q.min_value, q.max_value, q.step) for q in questions
+            QuestionInfo(
+                q.name,
+                q.kind,
+                q.min_value,
+                q.max_value,
+                q.step,
+                q.allow_not_understood,
+                tuple(
+                    str(option.get("en") or k) if isinstance(option, dict) else str(option)
+                    for k, option in enumerate(q.choices or [])
+                ),
+            )
+            for q in questions
         ],
         score_item=positions(answers[:, 0], item_pks),
         score_rater=positions(answers[:, 1], rater_pks),
@@ -158,6 +199,9 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
         explanation_match=np.array(
             [1 if row[1] == "yes" else 0 for row in explanations], dtype=np.int64
         ),
+        not_understood_item=positions(not_understood[:, 0], item_pks),
+        not_understood_rater=positions(not_understood[:, 1], rater_pks),
+        not_understood_question=positions(not_understood[:, 2], question_pks),
         thresholds=Thresholds(
             min_items_per_model=study.min_items_per_model,
             min_raters_per_item=study.min_raters_per_item,

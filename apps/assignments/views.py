@@ -87,6 +87,7 @@ def _field_view(question: Question, anchors: dict[str, str]) -> dict[str, Any]:
         "low_label": anchors.get(str(low), ""),
         "high_label": anchors.get(str(high), ""),
         "points": [],
+        "not_understood": question.allow_not_understood,
         "required": question.required,
         "after": ",".join(q.name for q in question.answered_after.all()),
     }
@@ -94,9 +95,13 @@ def _field_view(question: Question, anchors: dict[str, str]) -> dict[str, Any]:
 
 def _question_view(question: Question) -> dict[str, Any]:
     anchors = question.anchors.get(_lang_key()) or question.anchors.get("en") or {}
+    wide = question.max_value - question.min_value + 1 > MAX_POINTS_SHOWN
     if question.kind == Question.Kind.SLIDER or (
         question.kind == Question.Kind.LIKERT
-        and question.max_value - question.min_value + 1 > MAX_POINTS_SHOWN
+        and (
+            question.entry == Question.Entry.FIELD
+            or (wide and question.entry != Question.Entry.POINTS)
+        )
     ):
         return _field_view(question, anchors)
     values = range(question.min_value, question.max_value + 1)
@@ -124,6 +129,7 @@ def _question_view(question: Question) -> dict[str, Any]:
         "prompt": _text(question.prompt),
         "points": points,
         "entry": "typed" if typed else "keys",
+        "not_understood": question.allow_not_understood,
         "required": question.required,
         "after": ",".join(q.name for q in question.answered_after.all()),
     }
@@ -145,6 +151,7 @@ def task_view_model(study: Study, assignment: Assignment) -> dict[str, Any]:
         view["questions"] = [_question_view(q) for q in study_questions(study=study)]
         view["typed"] = any(q["entry"] == "typed" for q in view["questions"])
         view["field"] = any(q["entry"] == "field" for q in view["questions"])
+        view["not_understood"] = any(q["not_understood"] for q in view["questions"])
     return view
 
 

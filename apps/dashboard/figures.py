@@ -87,7 +87,7 @@ def questions_shown(
     for item in (payload.get("items") or [])[:1]:
         present |= set(item.get("questions", {}).keys())
     known = {name for name, _kind in rubric}
-    scale = [name for name, kind in rubric if name in present and kind == "likert"]
+    scale = [name for name, kind in rubric if name in present and kind in ("likert", "slider")]
     binary = [name for name, kind in rubric if name in present and kind == "binary"]
     scale += sorted(present - known)
     return scale, binary

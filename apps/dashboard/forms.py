@@ -135,6 +135,7 @@ class StudySettingsForm(forms.ModelForm):
                 "Leave items that are not evidence out of model comparisons"
             ),
             "culture_fdr": _("Culture test false-discovery rate (q)"),
+            "count_held_items": _("Count the ratings of items the offense filter holds"),
         }
         help_texts = {
             "allow_cross_language_pairs": _(
@@ -165,6 +166,11 @@ class StudySettingsForm(forms.ModelForm):
             "exclude_items_not_evidence": _(
                 "Culture-dependent and safety-intercepted items are left out of the model "
                 "comparison on the summary page and in the report."
+            ),
+            "count_held_items": _(
+                "Items held by the offense filter after they were rated (or imported with "
+                "ratings) keep counting, marked as held on every results page, unless this is "
+                "off."
             ),
             "culture_fdr": _(
                 "An item below the cross-group agreement line is culture-dependent only when a "

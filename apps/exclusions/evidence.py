@@ -198,8 +198,9 @@ def unordered_scorecards(queryset: QuerySet[ScoreResponse]) -> QuerySet[ScoreRes
 
 def _straight_lining(study: Study, raters: dict[int, RaterQuality]) -> None:
     kinds = list(Question.objects.filter(rubric_id=study.rubric_id).values_list("pk", "kind"))
-    scale = [pk for pk, kind in kinds if kind == Question.Kind.LIKERT]
-    others = [pk for pk, kind in kinds if kind != Question.Kind.LIKERT]
+    scales = (Question.Kind.LIKERT, Question.Kind.SLIDER)
+    scale = [pk for pk, kind in kinds if kind in scales]
+    others = [pk for pk, kind in kinds if kind not in scales]
     if not scale:
         return
     # Filters written so that both SQLite and PostgreSQL walk the study's raters through their

@@ -70,6 +70,13 @@ def _rater_and_input(
     return rater_get_for_request(request=request._request, study=study), dict(data.validated_data)
 
 
+def _answers(values: dict[str, Any]) -> dict[str, AnswerIn]:
+    return {
+        name: AnswerIn(a.get("value"), a["at_ms"], bool(a.get("not_understood")))
+        for name, a in values["answers"].items()
+    }
+
+
 class EarlyAnswersApi(RaterAPIView):
     """The first step of a scorecard: the answers others depend on, before those are open."""
 
@@ -79,7 +86,7 @@ class EarlyAnswersApi(RaterAPIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         rater, values = _rater_and_input(request, slug, serializers.EarlyAnswersIn)
-        answers = {name: AnswerIn(a["value"], a["at_ms"]) for name, a in values["answers"].items()}
+        answers = _answers(values)
         unlocked = early_answers_submit(
             rater=rater,
             assignment_id=values["assignment"],
@@ -97,9 +104,7 @@ class ScorecardSubmitApi(RaterAPIView):
             rater=rater,
             assignment_id=values["assignment"],
             idempotency_key=values["idempotency_key"],
-            answers={
-                name: AnswerIn(a["value"], a["at_ms"]) for name, a in values["answers"].items()
-            },
+            answers=_answers(values),
             active_ms=values["active_ms"],
         )
         return _out(slug, result)

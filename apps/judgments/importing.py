@@ -54,6 +54,7 @@ class QuestionSpec:
     max_value: int
     kind: str = "likert"
     step: float | None = None  # a slider's grid; None for the integer kinds
+    not_understood: bool = False  # the question offers "I don't get it"
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,8 @@ class ScoreRow:
     header: Header
     item: str
     # (question, value) in the rubric's order: a tuple, not a dict, to keep a million rows small.
-    answers: tuple[tuple[str, float], ...]
+    # None for "I don't get it" (NOT_UNDERSTOOD in the file), on a question that offers it.
+    answers: tuple[tuple[str, float | None], ...]
     explanation_match: str = ""
 
     @property
@@ -192,13 +194,30 @@ def _header(
     )
 
 
-def _answer(fields: LineFields, spec: QuestionSpec) -> float | None:
+# A cell that says "I don't get it" (the raw export writes the same).
+NOT_UNDERSTOOD = "not_understood"
+
+
+class _Absent:
+    """The line leaves the question out (distinct from "I don't get it", which is None)."""
+
+
+ABSENT = _Absent()
+
+
+def _answer(fields: LineFields, spec: QuestionSpec) -> float | _Absent | None:
     """An answer to a rubric question: a point of its scale (scales.problem's rule, the same for
-    the rater's page and the API); None (and no error) when the line leaves it out."""
+    the rater's page and the API); None for "not_understood" where the question offers it;
+    ABSENT (and no error) when the line leaves it out."""
     name, low, high = spec.name, spec.min_value, spec.max_value
     value = fields.record.fields.get(name)
     if value is None:
-        return None
+        return ABSENT
+    if isinstance(value, str) and value.strip().lower() == NOT_UNDERSTOOD:
+        if spec.not_understood:
+            return None
+        fields.error(name, f'does not offer "I don\'t get it" ({NOT_UNDERSTOOD}): give a value')
+        return ABSENT
     what = (
         f"a number from {low} to {high} in steps of {scales.step_text(spec.step)}"
         if spec.step is not None
@@ -209,23 +228,23 @@ def _answer(fields: LineFields, spec: QuestionSpec) -> float | None:
             value = float(value.strip())
         except ValueError:
             fields.error(name, f"must be {what}, got {value!r}")
-            return None
+            return ABSENT
     if isinstance(value, bool) or not isinstance(value, int | float):
         fields.error(name, f"must be {what}, got {value!r}")
-        return None
+        return ABSENT
     wrong = scales.problem(kind=spec.kind, low=low, high=high, step=spec.step, value=float(value))
     if wrong:
         fields.error(name, wrong)
-        return None
+        return ABSENT
     return float(value)
 
 
 def _score(fields: LineFields, header: Header, context: ImportContext) -> ScoreRow | None:
     item = _item_ref(fields, "item", context)
-    answers: list[tuple[str, float]] = []
+    answers: list[tuple[str, float | None]] = []
     for name, spec in context.questions.items():
         value = _answer(fields, spec)
-        if value is not None:
+        if not isinstance(value, _Absent):
             answers.append((name, value))
     if fields.ok and not answers:
         fields.error("(line)", f"answers none of the questions ({', '.join(context.questions)})")
@@ -408,8 +427,9 @@ def rater_id_warnings(rows: Iterable[Row]) -> list[ImportWarning]:
         if isinstance(row, ScoreRow):
             rater = row.header.rater
             per_rater[rater] = per_rater.get(rater, 0) + 1
-            if row.answers:
-                grades.setdefault(row.item, {})[rater] = row.answers[0][1]
+            first = row.answers[0][1] if row.answers else None
+            if first is not None:
+                grades.setdefault(row.item, {})[rater] = first
             if len(per_rater) > 100:
                 return []  # too many raters for either pattern
     n_raters, n_items = len(per_rater), len(grades)

@@ -124,6 +124,32 @@ class ScoreAnswer(models.Model):
         return f"{self.question_id}={self.value}"
 
 
+class NotUnderstood(models.Model):
+    """A rater's "I don't get it" on a question that offers it (Question.allow_not_understood):
+    its own outcome, never a number, so it is left out of every mean and agreement figure and
+    counted as a rate (per item, model and background group) instead. A scorecard holds either
+    an answer or this for a question, never both (the submission and import services)."""
+
+    response = models.ForeignKey(
+        ScoreResponse, on_delete=models.CASCADE, related_name="not_understood"
+    )
+    question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
+    # As for ScoreAnswer: when the rater chose it, bounded by the server; null for imports.
+    answered_at = models.DateTimeField(null=True, blank=True)
+    received_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["response", "question__position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["response", "question"], name="one_not_understood_per_question"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.question_id}=not understood"
+
+
 class EarlyAnswer(models.Model):
     """An answer the server received before the scorecard was submitted, because other
     questions depend on it (funniness on surprise and coherence): the first step of a scorecard.

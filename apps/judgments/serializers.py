@@ -15,11 +15,23 @@ class _Common(serializers.Serializer):
 
 class AnswerSerializer(serializers.Serializer):
     # Only the bound every scale lies within: the service checks each answer against its own
-    # question's scale and names it, so a custom rubric's -3..3 or 0..100 gets through here.
-    # A number (a slider's answer may be a fraction); the service checks it against its
-    # question's own points (apps/studies/scales.py) and names the question.
-    value = serializers.FloatField(min_value=-SCALE_LIMIT, max_value=SCALE_LIMIT)
+    # question's points (apps/studies/scales.py; a slider's may be a fraction) and names it.
+    value = serializers.FloatField(
+        min_value=-SCALE_LIMIT, max_value=SCALE_LIMIT, required=False, allow_null=True
+    )
+    # "I don't get it", on a question that offers it: then no value.
+    not_understood = serializers.BooleanField(required=False, default=False)
     at_ms = serializers.IntegerField(min_value=0, max_value=21_600_000)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("not_understood"):
+            if attrs.get("value") is not None:
+                raise serializers.ValidationError(
+                    "an answer is a value or not_understood, not both"
+                )
+        elif attrs.get("value") is None:
+            raise serializers.ValidationError("value is required (or not_understood: true)")
+        return attrs
 
 
 class ScorecardIn(_Common):

@@ -34,7 +34,14 @@ from apps.judgments.importing import (
     parse_judgments,
     rater_id_warnings,
 )
-from apps.judgments.models import Origin, PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
+from apps.judgments.models import (
+    NotUnderstood,
+    Origin,
+    PairJudgment,
+    ScoreAnswer,
+    ScoreResponse,
+    TuringJudgment,
+)
 from apps.raters.models import BackgroundGroup, Rater
 from apps.raters.services import ImportedRater, raters_check_imported, raters_ensure_imported
 from apps.studies.models import Item, Study
@@ -59,7 +66,9 @@ def _import_key(study: Study, key: tuple[str, ...]) -> str:
 
 def _context(study: Study) -> ImportContext:
     questions = {
-        q.name: QuestionSpec(q.name, q.min_value, q.max_value, q.kind, q.step)
+        q.name: QuestionSpec(
+            q.name, q.min_value, q.max_value, q.kind, q.step, q.allow_not_understood
+        )
         for q in study_questions(study=study)
     }
     items = {
@@ -121,11 +130,15 @@ def _stored_keys(study: Study, rater_ids: list[str]) -> dict[tuple[str, ...], ob
         scores = ScoreResponse.objects.filter(study=study, rater_id__in=chunk).values_list(
             "pk", "rater__external_id", "item__external_id", "explanation_match"
         )
-        answers: dict[int, dict[str, float]] = defaultdict(dict)
+        answers: dict[int, dict[str, float | None]] = defaultdict(dict)
         for response_id, name, value in ScoreAnswer.objects.filter(
             response__study=study, response__rater_id__in=chunk
         ).values_list("response_id", "question__name", "value"):
             answers[response_id][name] = value
+        for response_id, name in NotUnderstood.objects.filter(
+            response__study=study, response__rater_id__in=chunk
+        ).values_list("response_id", "question__name"):
+            answers[response_id][name] = None
         for pk, rater, item, match in scores:
             stored[("score", rater, item)] = (answers[pk], match)
         for rater, left, right, winner in PairJudgment.objects.filter(
@@ -291,6 +304,17 @@ def _write_rows(
             (response, questions[name], value, row.header.submitted_at)
             for row, response in zip(score_rows, response_ids, strict=True)
             for name, value in row.answers
+            if value is not None
+        ),
+    )
+    bulk_insert(
+        NotUnderstood,
+        ("response_id", "question_id", "answered_at"),
+        (
+            (response, questions[name], row.header.submitted_at)
+            for row, response in zip(score_rows, response_ids, strict=True)
+            for name, value in row.answers
+            if value is None
         ),
     )
     pair_rows = [row for row in rows if isinstance(row, PairRow)]

@@ -34,6 +34,7 @@ from apps.assignments.services import assignment_complete
 from apps.core.errors import Conflict, DomainError, NotFound, SessionExpired
 from apps.judgments.models import (
     EarlyAnswer,
+    NotUnderstood,
     PairJudgment,
     ScoreAnswer,
     ScoreResponse,
@@ -96,10 +97,12 @@ class AlreadyAnswered(Conflict):
 
 @dataclass(frozen=True)
 class AnswerIn:
-    value: float
+    # None when the rater said "I don't get it" (`not_understood`).
+    value: float | None
     # Milliseconds from when the task was shown to when this answer was last set, as the page
     # measured them: they place the answer within the server's bounds, never outside them.
     at_ms: int
+    not_understood: bool = False
 
 
 @dataclass(frozen=True)
@@ -161,15 +164,22 @@ def _check_answers(
             raise DomainError(
                 f"{name!r} is not a question of this scorecard", field=f"answers.{name}"
             )
-        wrong = scales.problem(
-            kind=question.kind,
-            low=question.min_value,
-            high=question.max_value,
-            step=question.step,
-            value=answer.value,
-        )
-        if wrong:
-            raise DomainError(f"{name} {wrong}", field=f"answers.{name}")
+        if answer.not_understood or answer.value is None:
+            if not question.allow_not_understood:
+                raise DomainError(
+                    f'{name} does not offer "I don\'t get it": send a value',
+                    field=f"answers.{name}",
+                )
+        else:
+            wrong = scales.problem(
+                kind=question.kind,
+                low=question.min_value,
+                high=question.max_value,
+                step=question.step,
+                value=answer.value,
+            )
+            if wrong:
+                raise DomainError(f"{name} {wrong}", field=f"answers.{name}")
         if not 0 <= answer.at_ms <= active_ms:
             raise DomainError(
                 f"{name}: answer time must lie between 0 and active_ms", field=f"answers.{name}"
@@ -266,6 +276,13 @@ def early_answers_submit(
     assignment = _open_assignment(rater, assignment_id, Assignment.Kind.SCORECARD, now)
     questions = study_questions(study=assignment.study)
     known = _check_answers(questions, answers, active_ms)
+    for name, answer in answers.items():
+        if answer.value is None:
+            # Nothing depends on a question that offers it (rubrics.py): it comes with the card.
+            raise DomainError(
+                f'{name}: "I don\'t get it" is sent with the scorecard, not before it',
+                field=f"answers.{name}",
+            )
     early = _early(assignment, questions, now)
     for name in answers:
         missing = [q for q in _prerequisites(known[name]) if q.name not in early]
@@ -277,7 +294,7 @@ def early_answers_submit(
             EarlyAnswer(
                 assignment=assignment,
                 question=known[name],
-                value=answer.value,
+                value=float(answer.value or 0),
                 answered_at=_placed(
                     answer,
                     active_ms,
@@ -349,11 +366,14 @@ def score_response_submit(
         if question.required and question.name not in answers and question.name not in early:
             raise DomainError(f"{question.name} must be answered", field=f"answers.{question.name}")
     values = {name: early_answer.value for name, early_answer in early.items()}
-    values.update({name: answer.value for name, answer in answers.items()})
+    values.update(
+        {name: answer.value for name, answer in answers.items() if answer.value is not None}
+    )
     response = ScoreResponse.objects.create(
         item=assignment.item, **_common(assignment, idempotency_key, active_ms, now)
     )
     rows = []
+    not_understood = []
     for question in questions:
         if question.name in early:
             stored = early[question.name]
@@ -376,16 +396,29 @@ def score_response_submit(
                     for q in _prerequisites(question)
                 ]
             )
+            answer = answers[question.name]
+            answered_at = _placed(answer, active_ms, now, earliest)
+            if answer.value is None:
+                not_understood.append(
+                    NotUnderstood(
+                        response=response,
+                        question=question,
+                        answered_at=answered_at,
+                        received_at=now,
+                    )
+                )
+                continue
             rows.append(
                 ScoreAnswer(
                     response=response,
                     question=question,
-                    value=answers[question.name].value,
-                    answered_at=_placed(answers[question.name], active_ms, now, earliest),
+                    value=answer.value,
+                    answered_at=answered_at,
                     received_at=now,
                 )
             )
     ScoreAnswer.objects.bulk_create(rows)
+    NotUnderstood.objects.bulk_create(not_understood)
     _finish(assignment, _attention_passed(assignment, values))
     return SubmitResult(response.pk, "scorecard", False)
 

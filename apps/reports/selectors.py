@@ -8,7 +8,8 @@ from typing import Any
 
 from apps.core.errors import NotFound
 from apps.exclusions.selectors import ExclusionReasons, exclusion_reasons
-from apps.judgments.models import PairJudgment, ScoreAnswer, TuringJudgment
+from apps.judgments.importing import NOT_UNDERSTOOD
+from apps.judgments.models import NotUnderstood, PairJudgment, ScoreAnswer, TuringJudgment
 from apps.reports.models import ExportJob
 from apps.studies import scales
 from apps.studies.models import Study
@@ -64,6 +65,7 @@ def export_job_get(*, study: Study, job_id: int) -> ExportJob:
 def raw_judgment_count(*, study: Study) -> int:
     return (
         ScoreAnswer.objects.filter(response__study=study).count()
+        + NotUnderstood.objects.filter(response__study=study).count()
         + PairJudgment.objects.filter(study=study).count()
         + TuringJudgment.objects.filter(study=study).count()
     )
@@ -74,16 +76,22 @@ _TIMES = ("seconds_into_session", "active_seconds", "idempotency_key", "origin",
 
 
 def _scorecard_rows(
-    study: Study, chunk_size: int, out: ExclusionReasons
+    study: Study,
+    chunk_size: int,
+    out: ExclusionReasons,
+    model: type[ScoreAnswer] | type[NotUnderstood] = ScoreAnswer,
 ) -> Iterator[tuple[Any, ...]]:
+    """A scorecard's answers, one row each; with `model=NotUnderstood`, its "I don't get it"
+    answers, whose value is written as NOT_UNDERSTOOD (what the import reads back)."""
+    said = model is NotUnderstood
     answers = (
-        ScoreAnswer.objects.filter(response__study=study)
+        model.objects.filter(response__study=study)
         .order_by("response_id", "question__position")
         .values_list(
             *(f"response__{name}" for name in _RATER),
             "response__item__external_id",
             "question__name",
-            "value",
+            "pk" if said else "value",
             "answered_at",
             *(f"response__{name}" for name in _TIMES[:2]),
             "response__explanation_match",
@@ -127,7 +135,7 @@ def _scorecard_rows(
             None,
             question,
             # As given: 3 for an integer point (stored as 3.0), 0.21875 as it is.
-            scales.plain(value),
+            NOT_UNDERSTOOD if said else scales.plain(value),
             answered_at,
             seconds,
             active,
@@ -276,11 +284,13 @@ def raw_judgment_rows(
 ) -> Iterator[tuple[Any, ...]]:
     """Every stored judgment of the study as tuples in RAW_COLUMNS order, read in chunks.
 
-    Scorecard answers first (by scorecard, then scorecard order), then pairs, then Turing
+    Scorecard answers first (by scorecard, then scorecard order), then "I don't get it"
+    answers (value NOT_UNDERSTOOD, as the import reads it), then pairs, then Turing
     judgments, each in the order they were stored. Attention checks are included and marked:
     this is the evidence, not the analysis. Rows the analysis leaves out say why in `excluded`.
     """
     out = exclusion_reasons(study=study)
     yield from _scorecard_rows(study, chunk_size, out)
+    yield from _scorecard_rows(study, chunk_size, out, NotUnderstood)
     yield from _pair_rows(study, chunk_size, out)
     yield from _turing_rows(study, chunk_size, out)

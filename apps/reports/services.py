@@ -62,6 +62,7 @@ from apps.screening.selectors import (
     sieve_audit_of,
 )
 from apps.studies.models import Item, Study
+from apps.studies.scales import step_text
 from apps.studies.selectors import study_questions
 
 logger = logging.getLogger(__name__)
@@ -317,6 +318,8 @@ def _report_study(study: Study, document: dict[str, Any]) -> writers.ReportStudy
                 labels.localized(choice, str(i)) for i, choice in enumerate(q.choices or [])
             ),
             required=q.required,
+            step=step_text(q.step) if q.step is not None else "",
+            not_understood=q.allow_not_understood,
         )
         for q in study_questions(study=study)
     ]

@@ -376,6 +376,35 @@ def diagnostics_table(document: dict[str, Any]) -> Table:
         rows.append(
             ["explanation_match_rate", "", *_interval(diagnostics["explanation_match_rate"])]
         )
+    # Choice questions: the share choosing each option, by name, overall and per model and
+    # background (never a mean of the options' indices).
+    for question, entry in sorted((document.get("choices") or {}).items()):
+        names = entry.get("names") or []
+        scopes = [("", {"all": entry.get("overall") or []})]
+        scopes += [
+            (f" {scope}=", entry.get(f"by_{scope}") or {}) for scope in ("source", "background")
+        ]
+        for prefix, table in scopes:
+            for group, cells in sorted(table.items()):
+                where = f"{prefix}{group}" if prefix else ""
+                for k, cell in enumerate(cells):
+                    name = names[k] if k < len(names) else str(k)
+                    rows.append(["choice_share", f"{question}={name}{where}", *_interval(cell)])
+    # "I don't get it": its rate per question, overall and per model, background and item.
+    for question, entry in sorted(
+        ((document.get("not_understood") or {}).get("questions") or {}).items()
+    ):
+        if entry.get("overall"):
+            rows.append(["not_understood_rate", question, *_interval(entry["overall"])])
+        for scope in ("source", "background"):
+            for name, stats in sorted((entry.get(f"by_{scope}") or {}).items()):
+                rows.append(
+                    ["not_understood_rate", f"{question} {scope}={name}", *_interval(stats)]
+                )
+        for row in entry.get("items") or []:
+            rows.append(
+                ["not_understood_rate", f"{question} item={row['item']}", *_interval(row["rate"])]
+            )
     return Table("diagnostics", ["measure", "subject", "value", "ci_low", "ci_high", "n"], rows)
 
 

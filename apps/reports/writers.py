@@ -154,6 +154,10 @@ class ReportQuestion:
     # A choice question's options in the reader's language, by stored index.
     choices: tuple[str, ...] = ()
     required: bool = True
+    # A slider's step as people write it ("1/32"); "" for the integer kinds.
+    step: str = ""
+    # Offers "I don't get it".
+    not_understood: bool = False
 
     @property
     def label(self) -> str:
@@ -166,7 +170,9 @@ class ReportQuestion:
 
     @property
     def is_binary(self) -> bool:
-        return self.kind == "binary" or self.max_value - self.min_value == 1
+        return self.kind == "binary" or (
+            self.kind != "slider" and self.max_value - self.min_value == 1
+        )
 
 
 @dataclass(frozen=True)
@@ -696,6 +702,54 @@ def _exclusions(document: dict[str, Any], primary: str | None) -> dict[str, Any]
     }
 
 
+def _choice_shares(
+    document: dict[str, Any], questions: list[ReportQuestion]
+) -> list[dict[str, Any]]:
+    """Per choice question: the share choosing each option (named in the reader's language)
+    per model, with intervals: a choice has no mean."""
+    names = {q.name: list(q.choices) for q in questions}
+    tables = []
+    for name, entry in (document.get("choices") or {}).items():
+        options = names.get(name) or entry.get("names") or []
+        rows = [
+            (labels.source_label(source), [fmt_percent(cell) for cell in cells])
+            for source, cells in sorted((entry.get("by_source") or {}).items())
+        ]
+        tables.append({"question": labels.question_label(name), "options": options, "rows": rows})
+    return tables
+
+
+def _not_understood(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per question offering "I don't get it": its rate overall and per model and background."""
+    section = document.get("not_understood") or {}
+    tables = []
+    for name, entry in (section.get("questions") or {}).items():
+        rows = [(_("All items"), entry.get("overall"))]
+        rows += [
+            (labels.source_label(source), stats)
+            for source, stats in sorted((entry.get("by_source") or {}).items())
+        ]
+        rows += [
+            (labels.group_label(group, "background"), stats)
+            for group, stats in sorted((entry.get("by_background") or {}).items())
+        ]
+        tables.append(
+            {
+                "question": labels.question_label(name),
+                "rows": [
+                    (
+                        label,
+                        (stats or {}).get("count", entry.get("count", 0)),
+                        (stats or {}).get("n"),
+                        fmt_percent(stats),
+                    )
+                    for label, stats in rows
+                ],
+            }
+        )
+    return tables
+
+
 def report_context(
     document: dict[str, Any], *, study: ReportStudy, generated_at: datetime
 ) -> dict[str, Any]:
@@ -815,6 +869,8 @@ def report_context(
             document.get("warnings") or [], document.get("items") or []
         ),
         "exclusions": _exclusions(document, primary),
+        "choice_shares": _choice_shares(document, questions),
+        "not_understood": _not_understood(document),
         "provenance": [(key, fmt(value, 4)) for key, value in provenance.rows],
         "figures": sections.report_figures(
             document, rubric=[(q.name, q.kind) for q in questions], humor=humor

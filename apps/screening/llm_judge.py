@@ -28,6 +28,8 @@ from django.conf import settings
 from apps.core import jsonsafe
 from apps.screening.models import JudgeVerdict
 from apps.studies.models import Question
+from apps.studies.scales import problem as scale_problem
+from apps.studies.scales import step_text
 from apps.textmodels.languages import primary_language
 
 CHAT_COMPLETIONS_PATH = "/chat/completions"
@@ -102,6 +104,8 @@ class Scale:
     max_value: int
     # Labels of some scale points per language, e.g. {"en": {"1": "Not funny at all"}}.
     anchors: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # A slider's step (answers are min + k * step, fractions allowed); None: integers.
+    step: float | None = None
 
     def prompt(self, language: str) -> str:
         return self.prompts.get(language) or self.prompts.get("en") or self.name
@@ -110,9 +114,10 @@ class Scale:
         return self.anchors.get(language) or self.anchors.get("en") or {}
 
 
-# Likert scales and binary flags are both integers in a range; a choice question's value is an
-# index into options the judge would have to be shown separately, so it is not asked.
-SCALE_KINDS = (Question.Kind.LIKERT, Question.Kind.BINARY)
+# Likert scales and binary flags are integers in a range, a slider a number on its grid; a
+# choice question's value is an index into options the judge would have to be shown
+# separately, so it is not asked.
+SCALE_KINDS = (Question.Kind.LIKERT, Question.Kind.BINARY, Question.Kind.SLIDER)
 
 
 def rubric_scales(questions: Iterable[Question]) -> list[Scale]:
@@ -133,6 +138,7 @@ def rubric_scales(questions: Iterable[Question]) -> list[Scale]:
                     for language, labels in all_anchors.items()
                     if isinstance(labels, dict)
                 },
+                step=question.step if question.kind == Question.Kind.SLIDER else None,
             )
         )
     return scales
@@ -168,10 +174,16 @@ _WORDS: dict[str, dict[str, Any]] = {
         "text": "The text to rate:",
         "questions": "Questions:",
         "range": "an integer from {low} to {high}",
+        "steps": "a number from {low} to {high} in steps of {step}",
         "value": "<integer>",
+        "number": "<number>",
         "reply": (
             "Reply with exactly one JSON object with these keys and no others, each value an "
             "integer in its range, and nothing else:"
+        ),
+        "reply_numbers": (
+            "Reply with exactly one JSON object with these keys and no others, each value a "
+            "number on its question's scale, and nothing else:"
         ),
         "speaker": "speaker",
         "separator": ", ",
@@ -189,8 +201,11 @@ _WORDS: dict[str, dict[str, Any]] = {
         "text": "要打分的文本：",
         "questions": "问题：",
         "range": "{low} 到 {high} 的整数",
+        "steps": "{low} 到 {high} 之间、步长为 {step} 的数",
         "value": "<整数>",
+        "number": "<数>",
         "reply": "只回复一个 JSON 对象，恰好包含这些键、不含其他键，每个值都是其范围内的整数：",
+        "reply_numbers": "只回复一个 JSON 对象，恰好包含这些键、不含其他键，每个值都是该问题量表上的数：",
         "speaker": "说话人",
         "separator": "，",
     },
@@ -219,9 +234,13 @@ def _context_lines(context: Any, speaker: str) -> list[str]:
 
 def _scale_line(scale: Scale, language: str) -> str:
     words = _WORDS[language]
-    line = f'- "{scale.name}": {scale.prompt(language)} (' + words["range"].format(
-        low=scale.min_value, high=scale.max_value
-    )
+    if scale.step is None:
+        scale_text = words["range"].format(low=scale.min_value, high=scale.max_value)
+    else:
+        scale_text = words["steps"].format(
+            low=scale.min_value, high=scale.max_value, step=step_text(scale.step)
+        )
+    line = f'- "{scale.name}": {scale.prompt(language)} (' + scale_text
     anchors = scale.anchors_in(language)
     if anchors:
         points = sorted(anchors.items(), key=lambda kv: (len(kv[0]), kv[0]))
@@ -245,8 +264,12 @@ def build_messages(*, item: JudgedItem, scales: Sequence[Scale]) -> list[dict[st
     parts.append(
         words["questions"] + "\n" + "\n".join(_scale_line(scale, language) for scale in scales)
     )
-    shape = ", ".join(f'"{scale.name}": {words["value"]}' for scale in scales)
-    parts.append(f"{words['reply']}\n{{{shape}}}")
+    shape = ", ".join(
+        f'"{scale.name}": {words["value"] if scale.step is None else words["number"]}'
+        for scale in scales
+    )
+    sliders = any(scale.step is not None for scale in scales)
+    parts.append(f"{words['reply_numbers' if sliders else 'reply']}\n{{{shape}}}")
     return [
         {"role": "system", "content": words["system"]},
         {"role": "user", "content": "\n\n".join(parts)},
@@ -256,7 +279,7 @@ def build_messages(*, item: JudgedItem, scales: Sequence[Scale]) -> list[dict[st
 @dataclass(frozen=True)
 class JudgeResult:
     status: str
-    scores: dict[str, int]
+    scores: dict[str, float]
     error: str
     raw_reply: str
     latency_ms: float | None
@@ -351,7 +374,7 @@ def _message_content(body: bytes) -> str:
     return content
 
 
-def parse_scores(content: str, scales: Sequence[Scale]) -> dict[str, int]:
+def parse_scores(content: str, scales: Sequence[Scale]) -> dict[str, float]:
     """The scores in the judge's answer, or MalformedReply naming every problem found."""
     stripped = content.strip()
     if stripped.startswith("```"):
@@ -372,11 +395,28 @@ def parse_scores(content: str, scales: Sequence[Scale]) -> dict[str, int]:
     unexpected = sorted(key for key in answer if key not in expected)
     if unexpected:
         problems.append("unexpected " + ", ".join(unexpected))
-    scores: dict[str, int] = {}
+    scores: dict[str, float] = {}
     for scale in scales:
         if scale.name not in answer:
             continue
         value = answer[scale.name]
+        if (
+            scale.step is not None
+            and isinstance(value, int | float)
+            and not isinstance(value, bool)
+        ):
+            wrong = scale_problem(
+                kind="slider",
+                low=scale.min_value,
+                high=scale.max_value,
+                step=scale.step,
+                value=float(value),
+            )
+            if wrong:
+                problems.append(f"{scale.name}: {wrong}")
+            else:
+                scores[scale.name] = value
+            continue
         # bool is an int in Python; true/false on a 1..5 scale is not an answer.
         if isinstance(value, bool) or not isinstance(value, int):
             problems.append(f"{scale.name}: {_preview(json.dumps(value), 40)} is not an integer")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 HUMOR: dict[str, Any] = {
     "slug": "humor",
     "name": "Humor scorecard",
@@ -131,7 +133,20 @@ CONTENT: dict[str, Any] = {
     ],
 }
 
-BUILTIN_RUBRICS: list[dict[str, Any]] = [HUMOR, CONTENT]
+# The humor scorecard with "I don't get it" on funniness (HaHackathon's and the humor arenas'
+# practice): a rater who does not understand a joke says so instead of inventing a number.
+HUMOR_NOT_UNDERSTOOD: dict[str, Any] = {
+    **HUMOR,
+    "slug": "humor-not-understood",
+    # The name is translated where it is shown (a built-in rubric's name is in the catalogue).
+    "name": gettext_noop("Humor scorecard with “I don't get it”"),
+    "questions": [
+        {**question, "not_understood": True} if question["name"] == "funniness" else question
+        for question in HUMOR["questions"]
+    ],
+}
+
+BUILTIN_RUBRICS: list[dict[str, Any]] = [HUMOR, CONTENT, HUMOR_NOT_UNDERSTOOD]
 
 
 def install_builtin_rubrics(apps: Any) -> None:
@@ -144,6 +159,7 @@ def install_builtin_rubrics(apps: Any) -> None:
     Question = apps.get_model("studies", "Question")
     # An early migration's registry lacks fields added since: set only what the model has.
     fields = {f.name for f in Rubric._meta.get_fields()}
+    question_fields = {f.name for f in Question._meta.get_fields()}
     for spec in BUILTIN_RUBRICS:
         defaults = {"name": spec["name"], "kind": spec["kind"], "builtin": True}
         if "primary_question" in fields:
@@ -162,6 +178,11 @@ def install_builtin_rubrics(apps: Any) -> None:
                     "required": question.get("required", True),
                     "prompt": question["prompt"],
                     "anchors": question.get("anchors", {}),
+                    **(
+                        {"allow_not_understood": question.get("not_understood", False)}
+                        if "allow_not_understood" in question_fields
+                        else {}
+                    ),
                 },
             )
         for question in spec["questions"]:

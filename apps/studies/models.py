@@ -107,7 +107,19 @@ class Question(models.Model):
     max_value = models.SmallIntegerField(default=5)
     # A slider's step (e.g. 1/32 = 0.03125, 0.01, 1); null for the integer kinds.
     step = models.FloatField(null=True, blank=True)
+
+    class Entry(models.TextChoices):
+        AUTO = "", "Points up to 11, else a number field with a slider"
+        POINTS = "points", "A row of points"
+        FIELD = "field", "A number field with a slider"
+
+    # How a likert question is shown to raters: the study's choice, or by its width.
+    entry = models.CharField(max_length=8, choices=Entry.choices, blank=True, default="")
     required = models.BooleanField(default=True)
+    # Offers "I don't get it": stored as its own outcome (judgments.NotUnderstood), never as a
+    # number, left out of means and agreement and reported as a rate. Never on a question
+    # others depend on (their order rule needs a value).
+    allow_not_understood = models.BooleanField(default=False)
     # Per language: {"en": "How surprising ...?", "zh": "..."}.
     prompt = models.JSONField(default=dict)
     # Per language, per scale point: {"en": {"1": "Not at all", "7": "Laughed out loud"}}.
@@ -191,6 +203,9 @@ class Study(TimeStampedModel):
     exclusion_rules_automatic = models.BooleanField(default=False)
     # Leave culture-dependent and safety-intercepted items out of model comparisons by default.
     exclude_items_not_evidence = models.BooleanField(default=True)
+    # Items the offense filter held after people rated them (or imported with ratings): their
+    # ratings count, marked "held" wherever they do, unless the study leaves them out.
+    count_held_items = models.BooleanField(default=True)
     # False-discovery rate of the culture-dependence test across items (Benjamini-Hochberg).
     culture_fdr = models.FloatField(
         default=0.1,

@@ -45,6 +45,8 @@ _QUESTION_KEYS = {
     "answered_after",
     "after",
     "step",
+    "not_understood",
+    "entry",
 }
 
 
@@ -196,6 +198,21 @@ def _question(raw: Any, index: int, earlier: dict[str, int]) -> dict[str, Any]:
     required = raw.get("required", True)
     if not isinstance(required, bool):
         raise _fail(f"{field}.required", "must be true or false")
+    entry = raw.get("entry", "")
+    if entry not in Question.Entry.values:
+        raise _fail(
+            f"{field}.entry", 'must be "points" or "field" (or left out), got ' + repr(entry)
+        )
+    if entry and kind != Question.Kind.LIKERT:
+        raise _fail(f"{field}.entry", "only a likert question chooses between points and a field")
+    not_understood = raw.get("not_understood", False)
+    if not isinstance(not_understood, bool):
+        raise _fail(f"{field}.not_understood", "must be true or false")
+    if not_understood and kind == Question.Kind.BINARY:
+        raise _fail(
+            f"{field}.not_understood",
+            'a yes-or-no flag does not offer "I don\'t get it" (offer it on a scale or choice)',
+        )
     after = raw.get("answered_after", raw.get("after", []))
     if not isinstance(after, list) or not all(isinstance(a, str) for a in after):
         raise _fail(f"{field}.answered_after", "must be a list of question names")
@@ -214,6 +231,8 @@ def _question(raw: Any, index: int, earlier: dict[str, int]) -> dict[str, Any]:
         "max_value": high,
         "step": step,
         "required": required,
+        "allow_not_understood": not_understood,
+        "entry": entry,
         "prompt": _texts(raw.get("prompt"), f"{field}.prompt", required=True),
         "anchors": _anchors(raw.get("anchors"), f"{field}.anchors", low, high),
         "choices": choices,
@@ -255,6 +274,16 @@ def rubric_spec_validate(spec: Any) -> dict[str, Any]:
         question = _question(raw, index, earlier)
         earlier[question["name"]] = index
         checked.append(question)
+    # The order rule holds a dependent question until its prerequisites' values arrived: a
+    # prerequisite must be answered with a value, so it cannot offer "I don't get it".
+    for question in checked:
+        for other in question["answered_after"]:
+            if checked[earlier[other]]["allow_not_understood"]:
+                raise _fail(
+                    f"questions[{earlier[other]}].not_understood",
+                    f"{other!r} is answered before {question['name']!r}, so it needs a "
+                    'value; offer "I don\'t get it" on questions nothing depends on',
+                )
     return {
         "slug": slug,
         "name": name.strip(),
@@ -342,6 +371,8 @@ def rubric_spec(rubric: Rubric) -> dict[str, Any]:
                 "min_value": q.min_value,
                 "max_value": q.max_value,
                 **({"step": q.step} if q.step is not None else {}),
+                **({"not_understood": True} if q.allow_not_understood else {}),
+                **({"entry": q.entry} if q.entry else {}),
                 "required": q.required,
                 "prompt": q.prompt,
                 "anchors": q.anchors,

@@ -307,10 +307,16 @@ EDITABLE_SETTINGS = (
     "exclusion_position_min_pairs",
     "exclusion_rules_automatic",
     "exclude_items_not_evidence",
+    "count_held_items",
     "culture_fdr",
 )
 # Settings the statistics read: changing one makes the stored results stale.
-ANALYSIS_SETTINGS = ("min_items_per_model", "min_raters_per_item", "culture_fdr")
+ANALYSIS_SETTINGS = (
+    "min_items_per_model",
+    "min_raters_per_item",
+    "culture_fdr",
+    "count_held_items",
+)
 
 
 @transaction.atomic

@@ -173,6 +173,14 @@
     if (event.target.type !== "radio") { return; }
     answeredAt[event.target.name] = elapsed();
     var fieldset = event.target.closest("fieldset[data-question]");
+    if (fieldset && fieldset.dataset.entry === "field") {
+      // "I don't get it" on a field question: its number and slider no longer answer it.
+      var number = fieldset.querySelector("input[data-number]");
+      var slider = fieldset.querySelector("input[data-slider]");
+      number.value = "";
+      number.dataset.answered = "";
+      slider.classList.add("unset");
+    }
     if (kind === "scorecard" && fieldset) {
       if (prerequisites[fieldset.dataset.question]) { maybeSendEarly(); }
       refreshLocks();
@@ -290,6 +298,8 @@
     }
     number.dataset.answered = "1";
     number.setAttribute("aria-invalid", "false");
+    var other = fieldset.querySelector("input[type=radio][value=not_understood]");
+    if (other) { other.checked = false; }
     if (fromSlider) { number.value = text; } else { slider.value = text; }
     slider.classList.remove("unset");
     answeredAt[name] = elapsed();
@@ -405,7 +415,10 @@
       fieldsets.forEach(function (fieldset) {
         var name = fieldset.dataset.question, answer = answerOf(name);
         if (answer !== null && !fieldset.disabled) {
-          body.answers[name] = { value: Number(answer), at_ms: Math.min(answeredAt[name] || active, active) };
+          var at = Math.min(answeredAt[name] || active, active);
+          // "I don't get it" is its own outcome, never a number.
+          body.answers[name] = answer === "not_understood" ? { not_understood: true, at_ms: at }
+                                                           : { value: Number(answer), at_ms: at };
         }
       });
     } else if (kind === "pair") {

@@ -256,3 +256,54 @@ def test_a_mouse_or_finger_alone_answers_every_kind(
     # The clicks landed where they were aimed: 80% along 0-100, a quarter along -10..10.
     assert 70 <= shown["hundred"] <= 90
     assert -8 <= shown["rating"] <= -2
+
+
+@pytest.mark.parametrize(("lang", "width"), [("en", 1280), ("zh", 375)])
+def test_i_dont_get_it_is_a_key_and_a_tap_and_never_a_number(
+    new_context, screenshots, live_server, builtin_rubrics: None, lang: str, width: int
+) -> None:
+    from apps.judgments.models import NotUnderstood
+    from apps.studies.models import Rubric
+
+    study = StudyFactory(
+        rubric=Rubric.objects.get(slug="humor-not-understood"),
+        task_mix={"scorecard": 1},
+        tasks_per_session=2,
+        attention_check_rate=0,
+        languages=["en"],
+    )
+    for n in range(2):
+        ItemFactory(study=study, topic="cats", external_id=f"nu-{n}")
+    context = new_context(viewport={"width": width, "height": 900}, has_touch=width < 500)
+    page = screenshots.watch(context.new_page())
+    page.set_default_timeout(10_000)
+    enroll(page, study.slug, lang)
+    form = page.locator("form.task[data-task=scorecard]")
+    expect(form.locator("[data-keymap] .not-understood-key")).to_contain_text("X")
+    # Keyboard: surprise 2, coherence 4, then X on funniness (open once the server says so).
+    page.keyboard.press("2")
+    page.keyboard.press("4")
+    funniness = page.locator("fieldset[data-question=funniness]")
+    expect(funniness).not_to_have_attribute("disabled", "")
+    expect(funniness).to_have_class(re.compile("current"))
+    page.keyboard.press("x")
+    expect(funniness.locator("input[value=not_understood]")).to_be_checked()
+    page.keyboard.press("n")
+    first = form.get_attribute("data-assignment")
+    page.keyboard.press("Enter")
+    expect(form).not_to_have_attribute("data-assignment", first or "")
+    # By touch or mouse: the same choice is a labelled button of its own.
+    page.locator("fieldset[data-question=surprise] .point").nth(0).click()
+    page.locator("fieldset[data-question=coherence] .point").nth(0).click()
+    expect(funniness).not_to_have_attribute("disabled", "")
+    funniness.locator(".not-understood").click()
+    page.locator("fieldset[data-question=offensive] .point").nth(0).click()
+    page.locator("button[type=submit]").click()
+    expect(page.locator("[data-page=end]")).to_have_count(1)  # the session's two tasks are done
+
+    said = NotUnderstood.objects.filter(response__study=study)
+    assert said.count() == 2
+    assert set(said.values_list("question__name", flat=True)) == {"funniness"}
+    assert not ScoreResponse.objects.filter(
+        study=study, answers__question__name="funniness"
+    ).exists()

@@ -200,3 +200,88 @@ def test_a_slider_is_analysed_as_an_interval_scale(jester: Study) -> None:
     item = next(row for row in document["items"] if row["item"] == "j1")
     expected = sum((3 + r) / 32 - 1 for r in range(4)) / 4
     assert item["questions"]["rating"]["value"] == pytest.approx(expected)
+
+
+def test_a_slider_is_a_scale_on_the_results_pages_and_for_the_judge(jester: Study) -> None:
+    from django.contrib.auth.models import User
+    from django.test import Client
+    from django.urls import reverse
+
+    from apps.screening.llm_judge import MalformedReply, build_messages, parse_scores, rubric_scales
+    from apps.studies.selectors import study_questions
+
+    lines = [
+        {"kind": "score", "rater": f"r{r}", "background": "unknown", "item": f"j{i}", "rating": r}
+        for r in range(3)
+        for i in range(3)
+    ]
+    study_judgments_import(study=jester, data=jsonl(lines), filename="j.jsonl")
+    study_aggregate(study=jester, rounds=20)
+    client = Client()
+    client.force_login(User.objects.create_superuser("boss", password="pw-boss-1"))
+    page = client.get(reverse("dashboard:results_section", args=[jester.slug, "items"]))
+    assert page.status_code == 200
+    # The slider's column: a sortable heading of its own (before, sliders were left out).
+    assert "sort=rating" in page.content.decode()
+
+    scales = rubric_scales(study_questions(study=jester))
+    item = Item(text="A joke", language="en", level="single", context=None, scenario="")
+    prompt = build_messages(item=item, scales=scales)[1]["content"]
+    assert "a number from -10 to 10 in steps of 1/32" in prompt
+    assert '"rating": <number>' in prompt
+    assert parse_scores('{"rating": -3.65625}', scales) == {"rating": -3.65625}
+    with pytest.raises(MalformedReply, match="steps of 1/32"):
+        parse_scores('{"rating": 0.2}', scales)
+
+
+def test_the_report_describes_the_slider_with_its_step(jester: Study) -> None:
+    from apps.reports.services import study_report_html
+
+    lines = [
+        {"kind": "score", "rater": f"r{r}", "background": "unknown", "item": "j0", "rating": r / 4}
+        for r in range(4)
+    ]
+    study_judgments_import(study=jester, data=jsonl(lines), filename="j.jsonl")
+    study_aggregate(study=jester, rounds=20)
+    assert "slider -10–10, steps of 1/32" in study_report_html(study=jester, language="en")
+    assert "滑块 -10–10，步长 1/32" in study_report_html(study=jester, language="zh-hans")
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "entry", "shown"),
+    [
+        (1, 7, "", "keys"),
+        (0, 100, "", "field"),
+        (1, 7, "field", "field"),
+        (0, 100, "points", "typed"),
+    ],
+)
+def test_the_study_chooses_points_or_a_field_for_a_likert_question(
+    low: int, high: int, entry: str, shown: str
+) -> None:
+    from apps.assignments.views import _question_view
+
+    spec = {
+        "slug": "entry",
+        "questions": [
+            {
+                "name": "q",
+                "min_value": low,
+                "max_value": high,
+                "prompt": {"en": "?", "zh": "？"},
+                **({"entry": entry} if entry else {}),
+            }
+        ],
+    }
+    rubric = rubric_create(spec=spec)
+    question = rubric.questions.get()
+    assert _question_view(question)["entry"] == shown
+    assert rubric_spec(rubric)["questions"][0].get("entry", "") == entry
+
+
+def test_only_a_likert_question_chooses_its_entry() -> None:
+    spec = json.loads(json.dumps(SLIDER))
+    spec["questions"][0]["entry"] = "points"
+    with pytest.raises(RubricInvalid) as caught:
+        rubric_spec_validate(spec)
+    assert caught.value.field == "questions[0].entry"

@@ -148,7 +148,8 @@ def test_raw_rows_are_read_from_the_database_in_chunks(demo_study, monkeypatch):
     assert first[0] == "score"
     assert chunk_sizes == [100]
     rest = list(rows)
-    assert chunk_sizes == [100, 100, 100]
+    # Scorecard answers, "I don't get it" answers, pairs, Turing judgments: one reader each.
+    assert chunk_sizes == [100, 100, 100, 100]
     assert 1 + len(rest) == raw_judgment_count(study=demo_study)
 
 

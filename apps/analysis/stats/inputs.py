@@ -19,6 +19,10 @@ class QuestionInfo:
     min_value: int
     max_value: int
     step: float | None = None  # a slider's grid; None for the integer kinds
+    not_understood: bool = False  # offers "I don't get it"
+    # A choice question's options in English, by stored index (pages name them in the
+    # reader's language from the rubric).
+    choices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,13 @@ class StudyInputs:
     explanation_match: np.ndarray = field(
         default_factory=lambda: np.zeros(0, dtype=np.int64)
     )  # 1 yes, 0 no/unsure
+    # Items the offense filter holds whose ratings count (the study's setting): flagged "held".
+    item_held: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
+    # "I don't get it", one row per (scorecard, question) that said it: never a value, so in
+    # no mean and no agreement; reported as a rate of the scorecards that answered either way.
+    not_understood_item: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    not_understood_rater: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    not_understood_question: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     thresholds: Thresholds = field(default_factory=Thresholds)
     # Name of the overall question (fatigue, summaries) and of the offense flag, when the rubric has them.
     primary_question: str = "funniness"
@@ -128,6 +139,13 @@ class StudyInputs:
             self.turing_guess_ai,
             self.explanation_item,
             self.explanation_match,
+            # Only when present, so the digests of studies without any are unchanged.
+            *([self.item_held] if self.item_held.any() else []),
+            *(
+                [self.not_understood_item, self.not_understood_rater, self.not_understood_question]
+                if self.not_understood_item.size
+                else []
+            ),
         ):
             hasher.update(np.ascontiguousarray(array).tobytes())
             hasher.update(b"\x1e")
@@ -146,6 +164,7 @@ def inputs_without_items(inputs: StudyInputs, keep: np.ndarray) -> StudyInputs:
     pair_rows = keep[inputs.pair_left] & keep[inputs.pair_right]
     turing_rows = keep[inputs.turing_item]
     explanation_rows = keep[inputs.explanation_item]
+    keep_nu = keep[inputs.not_understood_item]
     return replace(
         inputs,
         item_ids=[inputs.item_ids[i] for i in kept],
@@ -159,6 +178,7 @@ def inputs_without_items(inputs: StudyInputs, keep: np.ndarray) -> StudyInputs:
         item_language=[inputs.item_language[i] for i in kept] if inputs.item_language else [],
         item_safety_intercepted=inputs.item_safety_intercepted[kept],
         item_has_explanation=inputs.item_has_explanation[kept],
+        item_held=inputs.item_held[kept] if inputs.item_held.size else inputs.item_held,
         score_item=new_index[inputs.score_item[score_rows]],
         score_rater=inputs.score_rater[score_rows],
         score_question=inputs.score_question[score_rows],
@@ -173,4 +193,7 @@ def inputs_without_items(inputs: StudyInputs, keep: np.ndarray) -> StudyInputs:
         turing_guess_ai=inputs.turing_guess_ai[turing_rows],
         explanation_item=new_index[inputs.explanation_item[explanation_rows]],
         explanation_match=inputs.explanation_match[explanation_rows],
+        not_understood_item=new_index[inputs.not_understood_item[keep_nu]],
+        not_understood_rater=inputs.not_understood_rater[keep_nu],
+        not_understood_question=inputs.not_understood_question[keep_nu],
     )

@@ -194,6 +194,8 @@ class _Comparison:
         self.code = np.array([code_of[s] for s in inputs.item_source], dtype=np.int64)
         self.questions = []
         for q, question in enumerate(inputs.questions):
+            if question.kind == "choice":
+                continue  # an option's index has no mean: the choices are compared as shares
             rows = np.flatnonzero((inputs.score_question == q) & ~np.isnan(inputs.score_value))
             item, rater = inputs.score_item[rows], inputs.score_rater[rows]
             y = inputs.score_value[rows]
@@ -201,7 +203,9 @@ class _Comparison:
             leniency = None
             if rows.size and np.unique(rater).size <= MAX_RATERS_FOR_LENIENCY:
                 leniency = _Leniency(item, rater, y, n_items, inputs.n_raters)
-            binary = question.kind == "binary" or question.max_value - question.min_value == 1
+            binary = question.kind == "binary" or (
+                question.kind != "slider" and question.max_value - question.min_value == 1
+            )
             self.questions.append((question.name, item, rater, y, block, leniency, binary))
         # Pair judgments between items of different sources.
         left, right = inputs.pair_left, inputs.pair_right

@@ -33,6 +33,7 @@ from apps.analysis.stats.bootstrap import (
     proportion_ci,
 )
 from apps.analysis.stats.bradley_terry import bt_bootstrap
+from apps.analysis.stats.choices import choice_shares
 from apps.analysis.stats.crossed import grouped_t_interval, grouped_wilson_interval
 from apps.analysis.stats.culture import CultureTest, culture_dependence_test
 from apps.analysis.stats.diagnostics import (
@@ -43,6 +44,8 @@ from apps.analysis.stats.diagnostics import (
 )
 from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, inputs_without_items
 from apps.analysis.stats.model_comparison import compare_models
+from apps.analysis.stats.not_understood import RULE as NOT_UNDERSTOOD_RULE
+from apps.analysis.stats.not_understood import not_understood_rates
 from apps.analysis.stats.ranks import ci_aware_ranks
 from apps.analysis.stats.rater_agreement import (
     JACKKNIFE_GROUPS,
@@ -59,6 +62,8 @@ LEVEL = 0.95
 MIN_PAIRINGS, MIN_OPPONENTS = 3, 2
 # Offsets added to the study seed, one per random step, so steps do not share random streams.
 _SEED_CULTURE = 6000
+_SEED_NOT_UNDERSTOOD = 7000
+_SEED_CHOICES = 8000
 _SEED_ITEMS, _SEED_GROUPS, _SEED_AGREEMENT, _SEED_BT, _SEED_TURING, _SEED_DIAG = (
     0,
     1000,
@@ -105,7 +110,10 @@ def _interval(estimate: float, low: float, high: float, n: int) -> dict[str, Any
 
 
 def _is_binary(question: QuestionInfo) -> bool:
-    return question.kind == "binary" or question.max_value - question.min_value == 1
+    # A two-point scale is a flag; a slider from 0 to 1 is not (its steps lie between).
+    return question.kind == "binary" or (
+        question.kind != "slider" and question.max_value - question.min_value == 1
+    )
 
 
 def _is_nominal(question: QuestionInfo) -> bool:
@@ -151,6 +159,8 @@ def _items(
     n = inputs.n_items
     per_question: dict[str, tuple[np.ndarray, ...]] = {}
     for q, question in enumerate(inputs.questions):
+        if question.kind == "choice":
+            continue  # an option's index has no mean: see choices.py
         rows = _question_rows(inputs, q)
         # An item's raters are a sample of raters in general, one answer each: a studentized
         # interval for a scale, Wilson for a flag (percentile bootstraps of ~30 answers cover
@@ -227,6 +237,9 @@ def _items(
             flags.append("safety_intercepted")
         if raters_per_item[i] < thresholds.min_raters_per_item:
             flags.append("too_few_raters")
+        if inputs.item_held.size and inputs.item_held[i]:
+            # Held by the offense filter after it was rated: counted, and said so.
+            flags.append("held")
         items.append(
             {
                 "item": inputs.item_ids[i],
@@ -538,6 +551,8 @@ def _group_tables(
             for g, name in enumerate(group_names)
         }
     for q, question in enumerate(inputs.questions):
+        if question.kind == "choice":
+            continue  # an option's index has no mean: see choices.py
         rows = _question_rows(inputs, q)
         groupings = [
             (item_group[inputs.score_item[rows]], len(names))
@@ -618,6 +633,8 @@ def _rater_language_table(inputs: StudyInputs, seed: int, rounds: int) -> dict[s
         for g, name in enumerate(names)
     }
     for q, question in enumerate(inputs.questions):
+        if question.kind == "choice":
+            continue  # an option's index has no mean: see choices.py
         rows = _question_rows(inputs, q)
         est, low, high, n = grouped_mean_ci(
             inputs.score_value[rows],
@@ -904,6 +921,21 @@ def _warnings(
                 "threshold": thresholds.min_raters_per_item,
             }
         )
+    held = sum(1 for item in items if "held" in item["flags"])
+    if held:
+        per_item.append(
+            {
+                "code": "held_items_counted",
+                "scope": "items",
+                "flag": "held",
+                "subject": "items",
+                "params": {"count": held},
+                "message": f"{held} item(s) held by the offense filter are counted (a study "
+                "setting): their ratings are in every figure",
+                "value": held,
+                "threshold": 0,
+            }
+        )
     return _num(study + per_item)
 
 
@@ -994,6 +1026,29 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
         "models": models,
         "turing": _turing(inputs, seed + _SEED_TURING, rounds, models),
         "diagnostics": _diagnostics(inputs, seed + _SEED_DIAG, rounds),
+        # Only for rubrics with choice questions, so other documents are unchanged.
+        **(
+            {
+                "choices": choice_shares(
+                    inputs, seed=seed + _SEED_CHOICES, rounds=rounds, level=LEVEL
+                )
+            }
+            if any(question.kind == "choice" for question in inputs.questions)
+            else {}
+        ),
+        # Only for rubrics that offer "I don't get it", so other documents are unchanged.
+        **(
+            {
+                "not_understood": {
+                    "rule": NOT_UNDERSTOOD_RULE,
+                    "questions": not_understood_rates(
+                        inputs, seed=seed + _SEED_NOT_UNDERSTOOD, rounds=rounds, level=LEVEL
+                    ),
+                }
+            }
+            if any(question.not_understood for question in inputs.questions)
+            else {}
+        ),
         "warnings": _warnings(inputs, items, public_agreement, bt),
     }
 

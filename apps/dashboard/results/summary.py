@@ -26,7 +26,7 @@ from apps.dashboard.results.common import (
     interval_cells,
     load_questions,
 )
-from apps.studies.models import Rubric, Study
+from apps.studies.models import Question, Rubric, Study
 
 # What the statistics put in place of an item's empty humor type (apps/analysis/selectors.py).
 NO_TYPE = "unspecified"
@@ -74,6 +74,78 @@ def group_rows(
     return rows
 
 
+# Items listed under "I don't get it": the most often not understood.
+NOT_UNDERSTOOD_ITEMS_SHOWN = 10
+
+
+def not_understood_tables(payload: Payload) -> list[dict[str, Any]]:
+    """Per question that offers "I don't get it": its rate overall, per model and per rater
+    background, and the items raters got least, read from the stored document."""
+    section = payload.get("not_understood") or {}
+    tables = []
+    for name, entry in (section.get("questions") or {}).items():
+        items = sorted(
+            entry.get("items") or [],
+            key=lambda row: (-(row["rate"].get("value") or 0.0), row["item"]),
+        )
+        tables.append(
+            {
+                "question": name,
+                "count": entry.get("count", 0),
+                "answers": entry.get("answers", 0),
+                "overall": entry.get("overall"),
+                "by_source": [
+                    (group_label(source, "source"), stats)
+                    for source, stats in sorted((entry.get("by_source") or {}).items())
+                ],
+                "by_background": [
+                    (group_label(group, "background"), stats)
+                    for group, stats in sorted((entry.get("by_background") or {}).items())
+                ],
+                "items": [row for row in items if row["count"]][:NOT_UNDERSTOOD_ITEMS_SHOWN],
+            }
+        )
+    return tables
+
+
+def choice_tables(study: Study, payload: Payload) -> list[dict[str, Any]]:
+    """Per choice question: the share choosing each option, named in the reader's language,
+    overall, per model and per rater background (the stored document's `choices`)."""
+    stored = payload.get("choices") or {}
+    if not stored:
+        return []
+    names = {
+        q.name: [labels.localized(option, str(k)) for k, option in enumerate(q.choices or [])]
+        for q in Question.objects.filter(rubric_id=study.rubric_id, kind=Question.Kind.CHOICE)
+    }
+    tables = []
+    for name, entry in stored.items():
+        options = names.get(name) or [str(k) for k in range(entry.get("options", 0))]
+
+        def row(label: str, cells: list[dict[str, Any]]) -> dict[str, Any]:
+            return {"label": label, "cells": cells}
+
+        tables.append(
+            {
+                "question": name,
+                "options": options,
+                "answers": entry.get("answers", 0),
+                "rows": [
+                    row(_("All items"), entry.get("overall") or []),
+                    *(
+                        row(group_label(source, "source"), cells)
+                        for source, cells in sorted((entry.get("by_source") or {}).items())
+                    ),
+                    *(
+                        row(group_label(group, "background"), cells)
+                        for group, cells in sorted((entry.get("by_background") or {}).items())
+                    ),
+                ],
+            }
+        )
+    return tables
+
+
 def summary_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
     questions = load_questions(study, payload)
     humor = humor_rubric(study)
@@ -117,6 +189,8 @@ def summary_context(request: HttpRequest, study: Study, payload: Payload) -> dic
             payload.get("warnings") or [], payload.get("items") or []
         ),
         "items_url": reverse("dashboard:results_section", args=[study.slug, "items"]),
+        "not_understood": not_understood_tables(payload),
+        "choices": choice_tables(study, payload),
         "counts": payload.get("counts") or {},
         "download": download_url(request, study, "summary"),
     }
