@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from apps.analysis.stats.bootstrap import grouped_mean_ci_many
 from apps.analysis.stats.inputs import StudyInputs
+from apps.analysis.stats.shares import ShareGroups
 
 
 def _cell(stats: tuple[np.ndarray, ...], g: int) -> dict[str, Any]:
@@ -33,15 +33,8 @@ def _cell(stats: tuple[np.ndarray, ...], g: int) -> dict[str, Any]:
 
 def choice_shares(inputs: StudyInputs, *, seed: int, rounds: int, level: float) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    sources = sorted(set(inputs.item_source))
-    source_index = {name: k for k, name in enumerate(sources)}
-    item_source = np.array([source_index[s] for s in inputs.item_source], dtype=np.int64)
-    groups = sorted({group for group in inputs.rater_group if group})
-    group_index = {name: k for k, name in enumerate(groups)}
-    # Raters of unknown background form one extra group, computed and left out.
-    rater_group = np.array(
-        [group_index.get(group, len(groups)) for group in inputs.rater_group], dtype=np.int64
-    )
+    grouping = ShareGroups.of(inputs)
+    sources, groups = grouping.sources, grouping.groups
     for q, question in enumerate(inputs.questions):
         if question.kind != "choice":
             continue
@@ -61,17 +54,8 @@ def choice_shares(inputs: StudyInputs, *, seed: int, rounds: int, level: float) 
             chose = (index == option).astype(np.float64)
             if not chose.size:
                 continue
-            overall, by_source, by_group = grouped_mean_ci_many(
-                chose,
-                [
-                    (np.zeros(chose.size, dtype=np.int64), 1),
-                    (item_source[item], len(sources)),
-                    (rater_group[rater], len(groups) + 1),
-                ],
-                clusters=rater,
-                rounds=rounds,
-                seed=seed + 100 * q + option,
-                level=level,
+            overall, by_source, by_group = grouping.shares(
+                chose, item, rater, seed=seed + 100 * q + option, rounds=rounds, level=level
             )
             entry["overall"].append(_cell(overall, 0))
             for table, names, stats in (

@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from apps.analysis.stats.bootstrap import _wilson, grouped_mean_ci_many
+from apps.analysis.stats.bootstrap import _wilson
 from apps.analysis.stats.crossed import grouped_wilson_interval
 from apps.analysis.stats.inputs import StudyInputs
+from apps.analysis.stats.shares import ShareGroups
 
 RULE = (
     '"I don\'t get it" is its own outcome, never a number: it is left out of every mean and '
@@ -69,15 +70,9 @@ def not_understood_rates(
     """Per question that offers it: the rate overall, per model, per background group and per
     item, each with its interval and the number of answers it rests on."""
     out: dict[str, Any] = {}
-    rater_group_names = sorted({group for group in inputs.rater_group if group})
-    group_index = {name: k for k, name in enumerate(rater_group_names)}
-    rater_group = np.array(
-        [group_index.get(group, len(rater_group_names)) for group in inputs.rater_group],
-        dtype=np.int64,
-    )
-    sources = sorted(set(inputs.item_source))
-    source_index = {name: k for k, name in enumerate(sources)}
-    item_source = np.array([source_index[s] for s in inputs.item_source], dtype=np.int64)
+    grouping = ShareGroups.of(inputs)
+    sources, item_source = grouping.sources, grouping.item_source
+    rater_group_names, rater_group = grouping.groups, grouping.rater_group
     for q, question in enumerate(inputs.questions):
         if not question.not_understood:
             continue
@@ -94,17 +89,8 @@ def not_understood_rates(
         if said.size == 0:
             out[question.name] = entry
             continue
-        overall, by_source, by_background = grouped_mean_ci_many(
-            said,
-            [
-                (np.zeros(said.size, dtype=np.int64), 1),
-                (item_source[item], len(sources)),
-                (rater_group[rater], len(rater_group_names) + 1),
-            ],
-            clusters=rater,
-            rounds=rounds,
-            seed=seed + q,
-            level=level,
+        overall, by_source, by_background = grouping.shares(
+            said, item, rater, seed=seed + q, rounds=rounds, level=level
         )
         zeros = np.zeros(said.size, dtype=np.int64)
         entry["overall"] = _groups_table(said, zeros, rater, ["all"], overall, level)["all"]
