@@ -374,6 +374,23 @@ LLM_JUDGE_MODEL = env_str("LLM_JUDGE_MODEL", "")
 LLM_JUDGE_API_KEY = env_str("LLM_JUDGE_API_KEY", "")
 LLM_JUDGE_TIMEOUT_SECONDS = env_float("LLM_JUDGE_TIMEOUT_SECONDS", 30.0, minimum=0.1)
 
+# Model endpoints (generation, the LLM judge) are called only at public addresses, unless this
+# allows more: comma-separated CIDRs ("10.20.0.0/16") or host:port pairs ("models.internal:8000")
+# for a model on the deployment's own network (apps/core/outbound.py).
+OUTBOUND_ALLOWED_NETWORKS = env_str("OUTBOUND_ALLOWED_NETWORKS", "")
+
+
+def _check_outbound(value: str) -> None:
+    from apps.core.outbound import allowed_from_setting
+
+    try:
+        allowed_from_setting(value)
+    except ValueError as exc:
+        raise ImproperlyConfigured(str(exc)) from None
+
+
+_check_outbound(OUTBOUND_ALLOWED_NETWORKS)
+
 # Generation (apps.generation). API keys per endpoint URL, as a JSON object
 # {"https://api.example.com/v1": "sk-..."}: a key is sent only to the URL it is listed for.
 GENERATION_API_KEYS = _json_object("GENERATION_API_KEYS")

@@ -27,3 +27,5 @@ RATE_LIMIT_LOGIN_ADDRESS = "0"
 # Every ranking counts afresh, so each test sees the counts its own rows make; the tests of the
 # kept counts (tests/assignments/test_ranking_counts.py) turn them on.
 TASK_COUNTS_MAX_AGE_SECONDS = 0.0
+# The tests' model endpoints are local stand-ins; the address rule's own tests clear this.
+OUTBOUND_ALLOWED_NETWORKS = "127.0.0.0/8,::1/128"

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from apps.core import jsonsafe
+from apps.core import jsonsafe, outbound
 from apps.screening.llm_judge import chat_completions_url
 
 MAX_REPLY_BYTES = 2_000_000
@@ -74,12 +74,9 @@ class Generator(Protocol):
 
 
 def url_problem(url: str) -> str:
-    parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return f"the URL must be an http:// or https:// address, not {url!r}"
-    if parts.username or parts.password:
-        return "the URL must not carry a user name or password; keys go in GENERATION_API_KEYS"
-    return ""
+    """Why the endpoint may not be called: scheme, credentials and the address rule of
+    apps/core/outbound.py (public addresses, or the deployment's OUTBOUND_ALLOWED_NETWORKS)."""
+    return outbound.url_problem(url, keys_setting="GENERATION_API_KEYS")
 
 
 def url_host(url: str) -> str:
@@ -87,11 +84,6 @@ def url_host(url: str) -> str:
     if not parts.hostname:
         return ""
     return f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname
-
-
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
 
 
 def _read_body(response: http.client.HTTPResponse, *, deadline: float) -> bytes:
@@ -196,8 +188,7 @@ class ChatEndpoint:
         )
         started = time.monotonic()
         try:
-            opener = urllib.request.build_opener(_NoRedirects())
-            with opener.open(request, timeout=self.timeout_seconds) as response:
+            with outbound.opener().open(request, timeout=self.timeout_seconds) as response:
                 raw = _read_body(response, deadline=started + self.timeout_seconds)
         except urllib.error.HTTPError as exc:
             code = exc.code
@@ -210,6 +201,9 @@ class ChatEndpoint:
         except CallFailed:
             raise
         except (OSError, http.client.HTTPException, ValueError) as exc:
+            if outbound.refused(exc):
+                # The address rule: retrying cannot help, and nothing was sent.
+                raise CallFailed(outbound.refused(exc), retryable=False) from None
             if _is_timeout(exc):
                 raise CallFailed(
                     f"no reply within {self.timeout_seconds:g} s", retryable=True

@@ -7,6 +7,7 @@ from django.contrib import admin
 from apps.core.admin import ReadOnlyAdmin
 from apps.judgments.models import (
     EarlyAnswer,
+    NotUnderstood,
     PairJudgment,
     ScoreAnswer,
     ScoreResponse,
@@ -39,6 +40,12 @@ class ScoreResponseAdmin(ReadOnlyAdmin):
 @admin.register(ScoreAnswer)
 class ScoreAnswerAdmin(ReadOnlyAdmin):
     list_display = ("response", "question", "value", "answered_at", "received_at")
+    list_select_related = ("response", "question")
+
+
+@admin.register(NotUnderstood)
+class NotUnderstoodAdmin(ReadOnlyAdmin):
+    list_display = ("response", "question", "answered_at", "received_at")
     list_select_related = ("response", "question")
 
 

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from apps.core import jsonsafe
+from apps.core import jsonsafe, outbound
 from apps.screening.models import JudgeVerdict
 from apps.studies.models import Question
 from apps.studies.scales import problem as scale_problem
@@ -61,7 +61,8 @@ class JudgeConfig:
         parts = urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             return f"LLM_JUDGE_URL must be an http:// or https:// URL, not {self.url!r}"
-        return ""
+        problem = outbound.url_problem(self.url, keys_setting="LLM_JUDGE_API_KEY")
+        return f"LLM_JUDGE_URL: {problem}" if problem else ""
 
     @property
     def endpoint(self) -> str:
@@ -289,15 +290,9 @@ class MalformedReply(Exception):
     """The reply is not exactly what the rubric prompt asked for; the message says how."""
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """A redirect is an error: following it would send the API key to another address."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
 def _opener() -> urllib.request.OpenerDirector:
-    return urllib.request.build_opener(_NoRedirects())
+    # The address rule at connect time, no redirects, no proxies (apps/core/outbound.py).
+    return outbound.opener()
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -474,6 +469,8 @@ def judge_item(*, item: JudgedItem, scales: Sequence[Scale], config: JudgeConfig
         # unusable URL. HTTPException: the server hung up or sent something that is not HTTP.
         if _is_timeout(exc):
             return result(Status.TIMEOUT, error=f"no reply within {timeout:g} s")
+        if outbound.refused(exc):
+            return result(Status.HTTP_ERROR, error=outbound.refused(exc))
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         return result(Status.HTTP_ERROR, error=f"request failed: {reason or type(exc).__name__}")
 
