@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -529,25 +530,63 @@ def _fail_exhausted(jobs: Any) -> int:
 
 class _Lease:
     """Renews the job's lease from a thread while the run works, so a long step (a large PDF)
-    is never mistaken for a dead worker; stops with the run."""
+    is never mistaken for a dead worker, and writes the run's progress; stops with the run.
+
+    Progress goes through this thread's own connection, never the run's: the run streams rows
+    on its connection, and on SQLite a connection whose read snapshot is older than another's
+    commit is refused any write at once ("database is locked", whatever the busy timeout), so
+    under rater load a progress write there failed the whole export. Here each write is a
+    short transaction of its own that waits its turn."""
+
+    # How often the thread looks for a new progress figure to write.
+    PROGRESS_SECONDS = 1.0
 
     def __init__(self, job_id: int, started_at: Any) -> None:
         self.job_id = job_id
         self.started_at = started_at
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._renew, name=f"export-{job_id}", daemon=True)
+        self._percent = 0
+        self._written = 0
+
+    def report(self, percent: int) -> None:
+        """The run's progress (0-99); written by the thread, or at once without one."""
+        percent = max(0, min(99, int(percent)))
+        if percent <= self._percent:
+            return
+        self._percent = percent
+        if not self._thread.is_alive():
+            self._write_progress()
+
+    def _write_progress(self) -> None:
+        percent = self._percent
+        if percent > self._written:
+            # Only ever raised, by a conditional UPDATE: a late report cannot lower the bar.
+            ExportJob.objects.filter(
+                pk=self.job_id, started_at=self.started_at, progress__lt=percent
+            ).update(progress=percent, heartbeat_at=timezone.now())
+            self._written = percent
 
     def _renew(self) -> None:
         from django.db import connection
 
         interval = max(0.5, settings.EXPORT_LEASE_SECONDS / 4)
+        renewed = time.monotonic()
         try:
-            while not self._stop.wait(interval):
-                ExportJob.objects.filter(
-                    pk=self.job_id, status=ExportJob.Status.RUNNING, started_at=self.started_at
-                ).update(heartbeat_at=timezone.now())
-        except Exception:  # the run itself reports failures; a missed renewal only risks a retry
-            logger.warning("could not renew the lease of export %s", self.job_id, exc_info=True)
+            while not self._stop.wait(min(interval, self.PROGRESS_SECONDS)):
+                try:
+                    self._write_progress()
+                    if time.monotonic() - renewed >= interval:
+                        ExportJob.objects.filter(
+                            pk=self.job_id,
+                            status=ExportJob.Status.RUNNING,
+                            started_at=self.started_at,
+                        ).update(heartbeat_at=timezone.now())
+                        renewed = time.monotonic()
+                except Exception:  # the run reports failures; a missed write risks a retry only
+                    logger.warning(
+                        "could not renew the lease of export %s", self.job_id, exc_info=True
+                    )
         finally:
             connection.close()
 
@@ -560,21 +599,6 @@ class _Lease:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join(timeout=10)
-
-
-def _progress_recorder(job_id: int, started_at: Any) -> Progress:
-    last = [0]
-
-    def record(percent: int) -> None:
-        percent = max(0, min(99, int(percent)))
-        if percent > last[0]:
-            last[0] = percent
-            # Only ever raised, by a conditional UPDATE: a late report cannot lower the bar.
-            ExportJob.objects.filter(pk=job_id, started_at=started_at, progress__lt=percent).update(
-                progress=percent, heartbeat_at=timezone.now()
-            )
-
-    return record
 
 
 def export_job_run(*, job_id: int) -> ExportJob | None:
@@ -590,13 +614,8 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
     )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        with _Lease(job_id, started_at), translation.override(job.language):
-            size = export_write(
-                study=job.study,
-                fmt=job.format,
-                path=target,
-                progress=_progress_recorder(job.pk, started_at),
-            )
+        with _Lease(job_id, started_at) as lease, translation.override(job.language):
+            size = export_write(study=job.study, fmt=job.format, path=target, progress=lease.report)
     except Exception as exc:
         logger.exception("export job %s failed", job_id)
         message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"

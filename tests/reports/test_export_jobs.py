@@ -53,18 +53,13 @@ def test_progress_is_reported_while_the_job_runs(
 ):
     monkeypatch.setattr("apps.reports.writers.RAW_PROGRESS_EVERY", 500)
     seen: list[int] = []
-    original = services._progress_recorder
+    original = services._Lease.report
 
-    def recorder(job_id: int, started_at):  # type: ignore[no-untyped-def]
-        record = original(job_id, started_at)
+    def spy(lease: services._Lease, percent: int) -> None:
+        original(lease, percent)
+        seen.append(ExportJob.objects.get(pk=lease.job_id).progress)
 
-        def spy(percent: int) -> None:
-            record(percent)
-            seen.append(ExportJob.objects.get(pk=job_id).progress)
-
-        return spy
-
-    monkeypatch.setattr(services, "_progress_recorder", recorder)
+    monkeypatch.setattr(services._Lease, "report", spy)
     job = create(study, "raw", django_capture_on_commit_callbacks)
     assert len(seen) >= 5
     assert seen == sorted(seen)

@@ -92,7 +92,7 @@ def test_a_run_that_lost_its_lease_cannot_overwrite_the_run_that_took_over(study
     second = services._claim(job.pk)
     assert second is not None
     assert second != first
-    services._progress_recorder(job.pk, first)(80)  # the old run's late report is ignored
+    services._Lease(job.pk, first).report(80)  # the old run's late report is ignored
     job.refresh_from_db()
     assert (job.progress, job.attempts) == (1, 2)
 
