@@ -14,6 +14,7 @@ from typing import Any
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
+from kombu import Queue
 
 from config.env import env_bool, env_float, env_int, env_list, env_str
 
@@ -283,6 +284,26 @@ else:
         "store_processed": False,
     }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# Three queues, so the slowest outside call never holds up anyone else's work:
+# - "rater": what raters' answers start (aggregation, its sweep) and the workers' heartbeat;
+# - "research": researchers' jobs (imports, exports and their sweeps);
+# - "external": calls to outside models and heavy compute (generation, the LLM judge,
+#   screening features and runs, the FunnyScore calibration, content evaluation).
+# A worker started without -Q takes all three (the embedded demo, a small deployment); a larger
+# one runs a worker per queue (docker-compose.yml), so a model that answers in 25 s delays
+# only the external queue.
+TASK_QUEUES = ("rater", "research", "external")
+CELERY_TASK_QUEUES = tuple(Queue(name) for name in TASK_QUEUES)
+CELERY_TASK_DEFAULT_QUEUE = "research"
+CELERY_TASK_ROUTES = {
+    "apps.analysis.tasks.*": {"queue": "rater"},
+    "apps.core.tasks.*": {"queue": "rater"},
+    "apps.imports.tasks.*": {"queue": "research"},
+    "apps.reports.tasks.*": {"queue": "research"},
+    "apps.generation.tasks.*": {"queue": "external"},
+    "apps.screening.tasks.*": {"queue": "external"},
+    "apps.content.tasks.*": {"queue": "external"},
+}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -46,27 +46,39 @@ class Command(BaseCommand):
         if not 1 <= port <= 65535:
             raise CommandError(f"--port must be from 1 to 65535, got {port}")
         settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+        # Two workers: one for raters' and researchers' work (with the beat), one for calls to
+        # outside models and heavy compute, so a slow model endpoint never holds up results
+        # or exports (config/settings.py, CELERY_TASK_ROUTES).
+        common = [
+            "--pool=solo",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+            "--loglevel=WARNING",
+        ]
+        celery = [sys.executable, "-m", "celery", "-A", "config", "worker"]
         worker = Supervised(
             [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
+                *celery,
+                "-Q",
+                "rater,research",
+                "-n",
+                "demo-main@%h",
                 "--beat",
                 "--schedule",
                 str(settings.VAR_DIR / "celerybeat-schedule"),
-                "--pool=solo",
-                "--without-gossip",
-                "--without-mingle",
-                "--without-heartbeat",
-                "--loglevel=WARNING",
+                *common,
             ],
             name="task worker",
             env={**os.environ},
         )
+        external = Supervised(
+            [*celery, "-Q", "external", "-n", "demo-external@%h", *common],
+            name="external-call worker",
+            env={**os.environ},
+        )
         worker.start()
+        external.start()
         assert worker.pid is not None
         self.stdout.write(banner(host=host, port=port, worker_pid=worker.pid))
         # A SIGTERM (not only Ctrl-C) must reach the `finally` below, or the worker outlives us.
@@ -75,3 +87,4 @@ class Command(BaseCommand):
             call_command("runserver", f"{host}:{port}", use_reloader=False)
         finally:
             worker.stop(timeout=10)
+            external.stop(timeout=10)
