@@ -74,6 +74,19 @@ MIDDLEWARE = [
     "apps.core.security.SecurityHeadersMiddleware",
 ]
 
+# Prometheus metrics (apps/core/metrics.py), off by default: GET /metrics, with request
+# metrics from django-prometheus's middleware, queue depths, jobs, durations and failures.
+# With METRICS_TOKEN set, a scrape must send "Authorization: Bearer <token>".
+METRICS_ENABLED = env_bool("METRICS_ENABLED", False)
+METRICS_TOKEN = env_str("METRICS_TOKEN", "")
+if METRICS_ENABLED:
+    INSTALLED_APPS.append("django_prometheus")
+    MIDDLEWARE = [
+        "django_prometheus.middleware.PrometheusBeforeMiddleware",
+        *MIDDLEWARE,
+        "django_prometheus.middleware.PrometheusAfterMiddleware",
+    ]
+
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
 ASGI_APPLICATION = "config.asgi.application"

@@ -6,7 +6,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from apps.assignments import views as task_views
-from apps.core import health
+from apps.core import health, metrics
 from apps.core.auth import ThrottledAdminAuthenticationForm, ThrottledLoginView
 from apps.judgments import api as judgment_api
 from apps.raters import views as rater_views
@@ -32,6 +32,7 @@ rater_api_patterns = [
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics.metrics_view, name="metrics"),
     path("", RedirectView.as_view(pattern_name="dashboard:study_list", permanent=False)),
     path("admin/", admin.site.urls),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
