@@ -166,8 +166,41 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
+def _file_storage() -> dict[str, Any]:
+    """Built exports and uploaded import files (apps/core/files.py): the local folder
+    MEDIA_ROOT by default; STORAGE_BACKEND=s3 keeps them in an S3-compatible object store, so
+    any web server and any worker, on any machine, reads what another wrote."""
+    backend = env_str("STORAGE_BACKEND", "local").strip().lower()
+    if backend == "local":
+        return {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    if backend != "s3":
+        raise ImproperlyConfigured(f"STORAGE_BACKEND must be local or s3, not {backend!r}")
+    bucket = env_str("STORAGE_BUCKET", "")
+    if not bucket:
+        raise ImproperlyConfigured("STORAGE_BACKEND=s3 needs STORAGE_BUCKET")
+    options: dict[str, Any] = {
+        "bucket_name": bucket,
+        "location": env_str("STORAGE_PREFIX", "laughlab"),
+        # Exports and uploads are private: never a public URL, always through LaughLab's
+        # permission-checked views.
+        "default_acl": None,
+        "querystring_auth": True,
+        "file_overwrite": False,
+    }
+    for option, variable in (
+        ("endpoint_url", "STORAGE_ENDPOINT_URL"),
+        ("region_name", "STORAGE_REGION"),
+        ("access_key", "STORAGE_ACCESS_KEY_ID"),
+        ("secret_key", "STORAGE_SECRET_ACCESS_KEY"),
+    ):
+        value = env_str(variable, "")
+        if value:
+            options[option] = value
+    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
+
+
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": _file_storage(),
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 # Serve static files from the finders in development so `make demo` needs no collectstatic.

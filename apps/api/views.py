@@ -647,12 +647,12 @@ class StudyExportDownloadApi(ResearcherApi):
     )
     def get(self, request: Request, slug: str, job_id: int) -> HttpResponseBase:
         job = export_job_get(study=self.study(request, slug), job_id=job_id)
-        path = reports.export_job_file(job=job)
+        stored = reports.export_job_file(job=job)
         content_type = DOWNLOAD_TYPES[ExportFormat(job.format)]
         if content_type.startswith("text/"):
             content_type += "; charset=utf-8"
         return FileResponse(
-            path.open("rb"),
+            stored,
             as_attachment=True,
             filename=reports.export_download_name(job=job),
             content_type=content_type,

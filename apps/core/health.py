@@ -5,7 +5,6 @@ no database write; /readyz answers 503 naming what is not ready."""
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from django.conf import settings
@@ -14,6 +13,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from apps.core import files
 from apps.core.heartbeat import worker_state
 
 
@@ -51,10 +51,8 @@ def _worker() -> str:
 
 
 def _storage() -> str:
-    root = Path(settings.MEDIA_ROOT)
-    root.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(dir=root, prefix=".readyz-"):
-        pass
+    # Through the storage API: the local folder, or the object store a deployment set.
+    files.probe()
     return "ok"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
+from apps.core import files
 from apps.core.errors import DomainError, ImportRejected, LineError
 from apps.imports.models import ImportJob, ImportKind
 from apps.studies.models import Study
@@ -56,32 +58,39 @@ def import_upload_check(*, upload: UploadedFile) -> None:
         )
 
 
-def _media_root() -> Path:
-    return Path(settings.MEDIA_ROOT)
+class _Counted:
+    """The upload's chunks, counting bytes and lines as they pass on to the storage."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self.chunks = chunks
+        self.size = 0
+        self.newlines = 0
+        self.last = b"\n"
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self.chunks:
+            self.size += len(chunk)
+            self.newlines += chunk.count(b"\n")
+            if chunk:
+                self.last = chunk[-1:]
+            yield chunk
+
+    def lines(self) -> int:
+        return self.newlines + (0 if self.last == b"\n" else 1)  # an unended last line
 
 
 def _keep(upload: UploadedFile, study: Study) -> tuple[str, int, int]:
-    """Copy the upload (in memory or Django's temporary file) under MEDIA_ROOT, counting its
-    lines on the way. Returns (relative path, bytes, lines)."""
+    """Keep the upload (in memory or Django's temporary file) in the file storage, counting
+    its lines on the way: the worker that imports it may run on another machine. Returns
+    (stored name, bytes, lines)."""
     try:
         safe = get_valid_filename(Path(upload.name or "upload").name)[-100:]
     except SuspiciousFileOperation:  # a name of dots only: the file is kept under another
         safe = "upload"
-    relative = Path(IMPORTS_DIR) / study.slug / f"{uuid.uuid4().hex}-{safe}"
-    target = _media_root() / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    size = lines = 0
-    last = b"\n"
-    with target.open("wb") as out:
-        for chunk in upload.chunks():
-            out.write(chunk)
-            size += len(chunk)
-            lines += chunk.count(b"\n")
-            if chunk:
-                last = chunk[-1:]
-    if last != b"\n":
-        lines += 1  # a last line without its newline
-    return str(relative), size, lines
+    relative = f"{IMPORTS_DIR}/{study.slug}/{uuid.uuid4().hex}-{safe}"
+    counted = _Counted(upload.chunks())
+    stored = files.save_chunks(relative, counted)
+    return stored, counted.size, counted.lines()
 
 
 def import_job_create(
@@ -112,7 +121,7 @@ def import_job_create(
             )
             transaction.on_commit(lambda: _enqueue(job.pk))
     except BaseException:
-        (_media_root() / relative).unlink(missing_ok=True)
+        files.delete(relative)
         raise
     return job
 
@@ -141,8 +150,7 @@ def _finish_failed(jobs: Any, message: str, **fields: Any) -> None:
         **fields,
     )
     for path in paths:
-        if path:
-            (_media_root() / path).unlink(missing_ok=True)
+        files.delete(path)
 
 
 def _expired_before() -> Any:
@@ -240,7 +248,7 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         pk=job_id, status=ImportJob.Status.RUNNING, started_at=started_at
     )
     try:
-        data = (_media_root() / job.file_path).read_bytes()
+        data = files.read_bytes(job.file_path)
         summary = _import(job, data, _JobProgress(job, started_at))
     except ImportRejected as exc:
         errors = [error.as_dict() for error in exc.errors[: settings.IMPORT_MAX_STORED_ERRORS]]
@@ -262,7 +270,7 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
             finished_at=timezone.now(),
             file_path="",
         )
-        (_media_root() / path).unlink(missing_ok=True)
+        files.delete(path)
     job.refresh_from_db()
     return job
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -29,6 +30,7 @@ from apps.analysis import labels
 from apps.analysis.exports import result_document
 from apps.analysis.selectors import study_input_hashes, study_result_get
 from apps.content.selectors import content_evaluation_get
+from apps.core import files
 from apps.core.errors import Conflict, DomainError, NotFound
 from apps.core.versions import software_versions
 from apps.exclusions.evidence import rater_quality
@@ -427,10 +429,6 @@ def export_write(*, study: Study, fmt: str, path: Path, progress: Progress | Non
 # --- jobs --------------------------------------------------------------------------------------
 
 
-def _media_root() -> Path:
-    return Path(settings.MEDIA_ROOT)
-
-
 def _enqueue(job_id: int) -> None:
     from apps.reports.tasks import export_job_run_task
 
@@ -607,15 +605,24 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
     if started_at is None:
         return ExportJob.objects.filter(pk=job_id).first()
     job = ExportJob.objects.select_related("study").get(pk=job_id)
-    relative = Path(EXPORTS_DIR) / job.study.slug / f"{job.pk}-{FILE_NAMES[job.format]}"
-    target = _media_root() / relative
+    name = f"{EXPORTS_DIR}/{job.study.slug}/{job.pk}-{FILE_NAMES[job.format]}"
     mine = ExportJob.objects.filter(
         pk=job_id, status=ExportJob.Status.RUNNING, started_at=started_at
     )
+    stored = ""
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with _Lease(job_id, started_at) as lease, translation.override(job.language):
-            size = export_write(study=job.study, fmt=job.format, path=target, progress=lease.report)
+        # Built in a scratch folder of this worker, then stored: the file storage (a local
+        # folder or an object store) is where every web server finds it.
+        with (
+            tempfile.TemporaryDirectory(prefix="laughlab-export-") as scratch,
+            _Lease(job_id, started_at) as lease,
+            translation.override(job.language),
+        ):
+            built = Path(scratch) / FILE_NAMES[job.format]
+            size = export_write(study=job.study, fmt=job.format, path=built, progress=lease.report)
+            # A run that lost its lease while building stores nothing over the new run's file.
+            if mine.exists():
+                stored = files.save_path(name, built)
     except Exception as exc:
         logger.exception("export job %s failed", job_id)
         message = exc.message if isinstance(exc, DomainError) else f"{type(exc).__name__}: {exc}"
@@ -626,7 +633,7 @@ def export_job_run(*, job_id: int) -> ExportJob | None:
         mine.update(
             status=ExportJob.Status.DONE,
             progress=100,
-            file_path=str(relative),
+            file_path=stored,
             size=size,
             finished_at=timezone.now(),
         )
@@ -668,18 +675,20 @@ def export_sweep() -> list[int]:
     return queued
 
 
-def export_job_file(*, job: ExportJob) -> Path:
-    """The finished job's file on disk: 409 while it is being built, 404 if it is gone."""
+def export_job_file(*, job: ExportJob) -> IO[bytes]:
+    """The finished job's file from the file storage, open for reading: 409 while it is being
+    built, 404 if it is gone."""
     if job.status != ExportJob.Status.DONE:
         raise Conflict(
             f"export {job.pk} is {job.get_status_display().lower()}, not ready for download",
             field="job",
         )
-    root = (_media_root() / EXPORTS_DIR).resolve()
-    path = (_media_root() / job.file_path).resolve()
-    if root not in path.parents or not path.is_file():
+    if not job.file_path.startswith(f"{EXPORTS_DIR}/"):
         raise NotFound(f"the file of export {job.pk} no longer exists", field="job")
-    return path
+    try:
+        return files.open_read(job.file_path)
+    except FileNotFoundError:
+        raise NotFound(f"the file of export {job.pk} no longer exists", field="job") from None
 
 
 def export_download_name(*, job: ExportJob) -> str:

@@ -117,9 +117,10 @@ def job_status(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
 @require_GET
 def job_download(request: HttpRequest, study: Study, job_id: int) -> HttpResponse:
     job = export_job_get(study=study, job_id=job_id)
-    path = services.export_job_file(job=job)
     response = FileResponse(
-        path.open("rb"), as_attachment=True, filename=services.export_download_name(job=job)
+        services.export_job_file(job=job),
+        as_attachment=True,
+        filename=services.export_download_name(job=job),
     )
     # A streaming response; study_view's signature names the common HttpResponse.
     return cast(HttpResponse, response)

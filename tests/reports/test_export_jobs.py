@@ -81,7 +81,9 @@ def test_a_failing_export_is_recorded_on_the_job(
     assert "renderer died" in job.error
     assert job.finished_at is not None
     assert job.file_path == ""
-    assert list((media_root / "exports" / study.slug).iterdir()) == []
+    # The half-built file stayed in the worker's scratch folder: nothing was stored.
+    folder = media_root / "exports" / study.slug
+    assert not folder.exists() or list(folder.iterdir()) == []
 
     client.force_login(django_user_model.objects.create_superuser("a", "a@example.org", "pw"))
     assert client.get(reverse("reports:status", args=[study.slug, job.pk])).json()["error"]
