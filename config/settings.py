@@ -166,6 +166,8 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
+
+
 def _file_storage() -> dict[str, Any]:
     """Built exports and uploaded import files (apps/core/files.py): the local folder
     MEDIA_ROOT by default; STORAGE_BACKEND=s3 keeps them in an S3-compatible object store, so
