@@ -211,7 +211,6 @@ _WORDS: dict[str, dict[str, Any]] = {
         "separator": "，",
     },
 }
-SYSTEM_PROMPT = _WORDS["en"]["system"]
 
 
 def _prompt_language(item_language: str) -> str:

@@ -307,3 +307,29 @@ def test_i_dont_get_it_is_a_key_and_a_tap_and_never_a_number(
     assert not ScoreResponse.objects.filter(
         study=study, answers__question__name="funniness"
     ).exists()
+
+
+def test_a_slider_moves_by_its_step_with_the_arrow_keys(
+    new_context, screenshots, live_server, builtin_rubrics: None
+) -> None:
+    rubric = rubric_create(spec={**SPEC, "slug": "arrow-keys"})
+    study = StudyFactory(
+        rubric=rubric,
+        task_mix={"scorecard": 1},
+        tasks_per_session=1,
+        attention_check_rate=0,
+        languages=["en"],
+    )
+    ItemFactory(study=study, topic="cats", external_id="arrows-0")
+    page = screenshots.watch(new_context(viewport={"width": 1280, "height": 900}).new_page())
+    page.set_default_timeout(10_000)
+    enroll(page, study.slug, "en")
+    slider = page.locator("fieldset[data-question=rating] input[data-slider]")
+    number = page.locator("input[name=rating][data-number]")
+    slider.focus()
+    expect(number).to_have_value("")  # focusing is not answering
+    for key in ("ArrowRight", "ArrowRight", "ArrowLeft"):
+        page.keyboard.press(key)
+    expect(number).to_have_value("0.03125")  # one step of 1/32 up from the unset middle
+    page.keyboard.press("Enter")  # confirms and moves on to the next unanswered; no submit
+    expect(page.locator("fieldset.current")).to_have_attribute("data-question", "mood")
