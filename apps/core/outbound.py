@@ -159,23 +159,28 @@ def _connect(host: str, port: int, timeout: Any, source_address: Any = None) -> 
     raise error or OSError(f"{host} resolved to no address")
 
 
-class _GuardedHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+class _Guarded:
+    """Connects through _connect: the address rule on the address actually connected to."""
+
+    def _guard(self) -> None:
+        # http.client sets its socket factory per instance; replace it with the checked one.
         self._create_connection = self._guarded
 
     def _guarded(self, address: tuple[str, int], timeout: Any, source: Any = None) -> Any:
         return _connect(address[0], address[1], timeout, source)
 
 
-class _GuardedHTTPSConnection(http.client.HTTPSConnection):
+class _GuardedHTTPConnection(_Guarded, http.client.HTTPConnection):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._guard()
+
+
+class _GuardedHTTPSConnection(_Guarded, http.client.HTTPSConnection):
     # TLS is set up on the checked socket with the URL's own host name (SNI and certificate).
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._create_connection = self._guarded
-
-    def _guarded(self, address: tuple[str, int], timeout: Any, source: Any = None) -> Any:
-        return _connect(address[0], address[1], timeout, source)
+        self._guard()
 
 
 class _GuardedHTTPHandler(urllib.request.HTTPHandler):
