@@ -74,7 +74,7 @@ MIDDLEWARE = [
     "apps.core.security.SecurityHeadersMiddleware",
 ]
 
-# Prometheus metrics (apps/core/metrics.py), off by default: GET /metrics, with request
+# Prometheus metrics (config/metrics.py), off by default: GET /metrics, with request
 # metrics from django-prometheus's middleware, queue depths, jobs, durations and failures.
 # With METRICS_TOKEN set, a scrape must send "Authorization: Bearer <token>".
 METRICS_ENABLED = env_bool("METRICS_ENABLED", False)

@@ -6,10 +6,11 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from apps.assignments import views as task_views
-from apps.core import health, metrics
+from apps.core import health
 from apps.core.auth import ThrottledAdminAuthenticationForm, ThrottledLoginView
 from apps.judgments import api as judgment_api
 from apps.raters import views as rater_views
+from config import metrics
 
 admin.site.site_header = "LaughLab administration"
 admin.site.site_title = "LaughLab"

@@ -536,13 +536,12 @@ class _Lease:
     under rater load a progress write there failed the whole export. Here each write is a
     short transaction of its own that waits its turn."""
 
-    # How often the thread looks for a new progress figure to write.
-    PROGRESS_SECONDS = 1.0
-
     def __init__(self, job_id: int, started_at: Any) -> None:
         self.job_id = job_id
         self.started_at = started_at
         self._stop = threading.Event()
+        # Set by report(): the thread writes a new figure at once, not on its next renewal.
+        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._renew, name=f"export-{job_id}", daemon=True)
         self._percent = 0
         self._written = 0
@@ -553,7 +552,9 @@ class _Lease:
         if percent <= self._percent:
             return
         self._percent = percent
-        if not self._thread.is_alive():
+        if self._thread.is_alive():
+            self._wake.set()
+        else:
             self._write_progress()
 
     def _write_progress(self) -> None:
@@ -571,7 +572,11 @@ class _Lease:
         interval = max(0.5, settings.EXPORT_LEASE_SECONDS / 4)
         renewed = time.monotonic()
         try:
-            while not self._stop.wait(min(interval, self.PROGRESS_SECONDS)):
+            while not self._stop.is_set():
+                self._wake.wait(max(0.0, interval - (time.monotonic() - renewed)))
+                self._wake.clear()
+                if self._stop.is_set():
+                    return
                 try:
                     self._write_progress()
                     if time.monotonic() - renewed >= interval:
@@ -595,6 +600,7 @@ class _Lease:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread.is_alive():
             self._thread.join(timeout=10)
 
