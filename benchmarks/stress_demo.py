@@ -92,6 +92,9 @@ class Browser:
                 return response.status, response.geturl(), response.read().decode()
         except urllib.error.HTTPError as exc:
             return exc.code, url, exc.read().decode(errors="replace")
+        except (TimeoutError, urllib.error.URLError, ConnectionError):
+            # No answer within a minute, or none at all: reported as status 599, an error.
+            return 599, url, ""
 
 
 def _attr(html: str, name: str) -> str:
@@ -138,6 +141,7 @@ def rater(base: str, stop: threading.Event, tally: Tally) -> None:
         status, _, html = browser.request(f"/s/{SLUG}/")
         if status >= 500:
             tally.error(f"enrol page {status}")
+            stop.wait(2)
             continue
         form = {
             "csrfmiddlewaretoken": browser.csrf(),
@@ -147,6 +151,11 @@ def rater(base: str, stop: threading.Event, tally: Tally) -> None:
             "languages": re.findall(r'name="languages" value="([^"]+)"', html) or ["en"],
         }
         status, _, html = browser.request(f"/s/{SLUG}/", form=form)
+        if status == 429:
+            # The enrolment rate limit (per address: every simulated rater shares one): wait as
+            # a person would, instead of asking again at once.
+            stop.wait(5)
+            continue
         while not stop.is_set() and 'data-page="end"' not in html and status < 500:
             kind = _attr(html, "data-task")
             if kind == "scorecard":
