@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "apps.assignments",
     "apps.judgments",
     "apps.analysis",
+    "apps.findings",
     "apps.dashboard",
     "apps.reports",
     "apps.imports",

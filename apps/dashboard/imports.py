@@ -15,13 +15,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.core.errors import DomainError, ImportRejected
-from apps.dashboard.access import study_view
 from apps.dashboard.forms import JudgmentsUploadForm
 from apps.imports.models import ImportJob, ImportKind
 from apps.imports.selectors import import_job_get
 from apps.imports.services import import_job_create, import_upload_check
 from apps.judgments.importing import import_warning_text
 from apps.judgments.services import JudgmentImportSummary, study_judgments_import
+from apps.studies.access import study_view
 from apps.studies.models import Study
 
 JUDGMENTS_PREFIX = "judgments"

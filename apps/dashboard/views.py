@@ -15,7 +15,6 @@ from django.views.decorators.http import require_POST
 
 from apps.core.errors import DomainError, ImportRejected
 from apps.core.links import public_base, rater_links
-from apps.dashboard.access import study_view
 from apps.dashboard.forms import (
     ItemsUploadForm,
     JudgmentsUploadForm,
@@ -28,6 +27,7 @@ from apps.dashboard.selectors import study_progress
 from apps.imports.models import ImportKind
 from apps.imports.selectors import import_job_list
 from apps.imports.services import import_upload_check
+from apps.studies.access import study_view
 from apps.studies.models import Study
 from apps.studies.rubrics import RubricInvalid
 from apps.studies.selectors import studies_for_user

@@ -14,7 +14,6 @@ from django.views.decorators.http import require_POST
 
 from apps.analysis.models import StudyResult
 from apps.core.errors import DomainError
-from apps.dashboard.access import study_view
 from apps.exclusions.forms import DecisionForm, ExcludeForm
 from apps.exclusions.models import ExclusionProposal
 from apps.exclusions.selectors import (
@@ -31,6 +30,7 @@ from apps.exclusions.services import (
     exclusion_undo,
     proposal_reason,
 )
+from apps.studies.access import study_view
 from apps.studies.models import Study
 
 

@@ -16,7 +16,6 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.core.errors import DomainError, ImportRejected
-from apps.dashboard.access import study_view
 from apps.generation import selectors
 from apps.generation.forms import (
     EndpointForm,
@@ -40,6 +39,7 @@ from apps.generation.services import (
     prompt_set_update,
     settings_api_key,
 )
+from apps.studies.access import study_view
 from apps.studies.models import Study
 
 RUN_REFRESH_SECONDS = 5

@@ -16,10 +16,10 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from apps.analysis import labels
-from apps.dashboard import figures
-from apps.dashboard.charts import fmt as fmt_number
-from apps.dashboard.charts import fmt_ci, fmt_pct
-from apps.dashboard.templatetags.charts import verdict_label
+from apps.findings import figures
+from apps.findings.charts import fmt as fmt_number
+from apps.findings.charts import fmt_ci, fmt_pct
+from apps.findings.templatetags.charts import verdict_label
 
 Payload = Mapping[str, Any]
 LEVELS = ("single", "multi_turn", "scenario")

@@ -16,6 +16,7 @@ from typing import Any
 from apps.analysis import labels
 from apps.analysis.exports import item_rows
 from apps.analysis.stats.report import GROUP_DIMENSIONS, RATER_DIMENSIONS
+from apps.findings.figures import alpha_level
 
 # The tables of the results document (result_tables builds them, in this order).
 RESULT_TABLE_NAMES = (
@@ -215,7 +216,7 @@ def agreement_table(document: dict[str, Any], order: Sequence[str] | None = None
         row += _interval(entry.get("fleiss_kappa"))
         for level in ALPHA_LEVELS:
             row += _interval(_get(entry, "krippendorff_alpha", level))[:3]
-        row += [headline_alpha(entry), entry.get("unknown_background_raters")]
+        row += [alpha_level(entry), entry.get("unknown_background_raters")]
         cohen = entry.get("cohen_kappa") or {}
         for weighting in COHEN_WEIGHTINGS:
             stats = cohen.get(weighting)
@@ -240,14 +241,6 @@ def cohen_kappa_note(stats: dict[str, Any] | None) -> str:
     return labels.no_kappa_pairs(stats.get("min_shared_items"))
 
 
-def headline_alpha(entry: dict[str, Any]) -> str:
-    """The alpha that fits the scale: ordinal for Likert answers, nominal for flags."""
-    if entry.get("alpha_level"):
-        return str(entry["alpha_level"])
-    alphas = entry.get("krippendorff_alpha") or {}
-    return "ordinal" if "ordinal" in alphas else "nominal"
-
-
 def agreement_by_group_table(document: dict[str, Any], order: Sequence[str] | None = None) -> Table:
     agreement = document.get("agreement") or {}
     rows = []
@@ -255,7 +248,7 @@ def agreement_by_group_table(document: dict[str, Any], order: Sequence[str] | No
         entry = agreement.get(name) or {}
         by_group = entry.get("krippendorff_alpha_by_group") or {}
         for group in sorted(by_group):
-            rows.append([name, group, headline_alpha(entry), *_interval(by_group[group])])
+            rows.append([name, group, alpha_level(entry), *_interval(by_group[group])])
         # Interval alpha beside ordinal on numeric scales, its level named in `measure`.
         by_group_interval = entry.get("krippendorff_alpha_by_group_interval") or {}
         for group in sorted(by_group_interval):

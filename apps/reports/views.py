@@ -16,11 +16,11 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.analysis.models import StudyResult
 from apps.core.errors import DomainError
-from apps.dashboard.access import study_view
 from apps.reports import services
 from apps.reports.models import ExportFormat, ExportJob, ExportLanguage
 from apps.reports.selectors import export_job_get, export_job_list
 from apps.reports.tables import SELECTABLE_TABLES
+from apps.studies.access import study_view
 from apps.studies.models import Study
 
 

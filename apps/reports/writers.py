@@ -26,13 +26,12 @@ from apps.analysis import labels
 from apps.analysis.stats.inputs import Thresholds
 from apps.analysis.stats.report import RATER_DIMENSIONS
 from apps.core.spreadsheet import SafeCsvWriter
-from apps.dashboard import charts
-from apps.dashboard.figures import group_order
+from apps.findings import charts
+from apps.findings.figures import alpha_level, group_order
 from apps.reports import sections
 from apps.reports.tables import (
     PROVENANCE,
     Table,
-    headline_alpha,
     provenance_table,
     question_names,
 )
@@ -395,7 +394,7 @@ def _agreement(document: dict[str, Any], questions: list[ReportQuestion]) -> lis
         entry = agreement.get(name)
         if not entry:
             continue
-        measure = headline_alpha(entry)
+        measure = alpha_level(entry)
         by_group = entry.get("krippendorff_alpha_by_group") or {}
         by_group_interval = entry.get("krippendorff_alpha_by_group_interval") or {}
         culture = sum(

@@ -150,7 +150,7 @@ def _client(study: Study, language: str = "en") -> Client:
     ],
 )
 def test_the_summary_page_shows_both_splits_with_the_stored_numbers(study, language, titles, names):
-    from apps.dashboard.charts import fmt_ci
+    from apps.findings.charts import fmt_ci
 
     payload = study_aggregate(study=study, rounds=50, seed=3).payload
     body = _client(study, language).get(f"/studies/{study.slug}/results/?view=all").content.decode()

@@ -3,7 +3,7 @@ download parsed back, a study set up from scratch, live progress, and who may se
 
 Results are computed once in the test (`study_aggregate`) before any page opens; the pages only
 read the stored payload, so each number shown is checked against that payload, formatted with the
-same functions the templates use (apps.dashboard.charts).
+same functions the templates use (apps.findings.charts).
 
 The live server shares the test's SQLite connection: the test writes to the database only while
 the page is idle (after its load, before its next timed refresh), never while a request runs.
@@ -31,7 +31,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from apps.analysis.models import StudyResult
 from apps.analysis.services import study_aggregate
-from apps.dashboard.charts import fmt, fmt_ci
+from apps.findings.charts import fmt, fmt_ci
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
 from apps.judgments.services import study_judgments_import
 from apps.raters.models import BackgroundGroup, Rater

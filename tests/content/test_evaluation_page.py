@@ -15,7 +15,7 @@ from apps.content.services.evaluation import (
     content_weights_fit,
 )
 from apps.core.errors import DomainError
-from apps.dashboard.charts import fmt_ci
+from apps.findings.charts import fmt_ci
 from apps.judgments.models import ScoreAnswer
 from apps.screening.models import JudgeVerdict
 from apps.studies.models import Item, Question, Study

@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from apps.dashboard import charts
-from apps.dashboard.charts import Reference, Row
+from apps.findings import charts
+from apps.findings.charts import Reference, Row
 
 SVG = "{http://www.w3.org/2000/svg}"
 

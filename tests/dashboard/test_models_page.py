@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 
 from apps.analysis.services import study_aggregate
-from apps.dashboard.charts import fmt_ci
+from apps.findings.charts import fmt_ci
 from apps.studies.services import study_member_add
 
 pytestmark = pytest.mark.django_db

@@ -16,8 +16,8 @@ from django.utils import timezone
 from apps.analysis.models import StudyResult
 from apps.analysis.services import study_aggregate
 from apps.assignments.models import Assignment
-from apps.dashboard.charts import fmt, fmt_ci, fmt_pct
 from apps.dashboard.results import CSV_NAMES, LIST_LIMIT, PAGE_SIZE
+from apps.findings.charts import fmt, fmt_ci, fmt_pct
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse
 from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Item, Question, Study

@@ -2222,7 +2222,7 @@ def screening_figures(study: Study) -> Iterator[Figure]:
 
 
 def _screening_places(f: Figure, models: int) -> dict[str, Place]:
-    from apps.dashboard.templatetags.charts import humor_type_label
+    from apps.findings.templatetags.charts import humor_type_label
 
     family, p = f.family, f.params
     if family == "screening.run":

@@ -20,7 +20,7 @@ from django.test import Client
 from scipy import stats
 
 from apps.core.errors import DomainError
-from apps.dashboard.charts import fmt_ci
+from apps.findings.charts import fmt_ci
 from apps.screening.judge_compare import (
     OVER,
     UNDER,

@@ -17,7 +17,7 @@ from apps.content.selectors import content_evaluation_get, study_is_content
 from apps.content.services.evaluation import COMPOSITE, content_evaluation_request
 from apps.content.weights import DEFAULT_WEIGHTS, DIMENSIONS, MIN_ITEMS
 from apps.core.errors import DomainError
-from apps.dashboard.access import study_view
+from apps.studies.access import study_view
 from apps.studies.models import Study
 
 QUALITY_KEYS = (

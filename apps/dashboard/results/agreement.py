@@ -8,7 +8,6 @@ from typing import Any
 from django.http import HttpRequest
 
 from apps.analysis import labels
-from apps.dashboard import figures
 from apps.dashboard.results.common import (
     DEFAULTS,
     LIST_LIMIT,
@@ -20,14 +19,8 @@ from apps.dashboard.results.common import (
     load_questions,
     threshold_of,
 )
+from apps.findings import figures
 from apps.studies.models import Study
-
-
-def _headline_alpha(entry: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None]:
-    """The alpha that fits the scale, as the stored results name it and the exports and the
-    report read it (apps/reports/tables.py::headline_alpha): ordinal for ratings, nominal for
-    flags."""
-    return figures.headline_alpha(entry)
 
 
 def _cohen_cells(entry: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -71,7 +64,7 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
         entry = agreement.get(name)
         if entry is None:
             continue
-        measure = _headline_alpha(entry)[0]
+        measure = figures.headline_alpha(entry)[0]
         per_item = entry.get("per_item") or []
         alphas = entry.get("krippendorff_alpha") or {}
         rows.append(
@@ -105,7 +98,7 @@ def agreement_context(request: HttpRequest, study: Study, payload: Payload) -> d
         by_group.append(
             {
                 "question": name,
-                "measure": _headline_alpha(entry)[0],
+                "measure": figures.headline_alpha(entry)[0],
                 "cells": [(entry.get("krippendorff_alpha_by_group") or {}).get(g) for g in groups],
             }
         )
@@ -185,7 +178,7 @@ def agreement_groups_csv(payload: Payload, questions: Questions) -> Table:
     for name in questions.all:
         if name not in agreement:
             continue
-        measure = _headline_alpha(agreement[name])[0]
+        measure = figures.headline_alpha(agreement[name])[0]
         for group, interval in sorted(
             (agreement[name].get("krippendorff_alpha_by_group") or {}).items()
         ):

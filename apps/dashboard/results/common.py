@@ -12,8 +12,8 @@ from django.urls import reverse
 
 from apps.analysis import labels
 from apps.analysis.stats.inputs import Thresholds
-from apps.dashboard import figures
 from apps.dashboard.context import RESULT_SECTIONS
+from apps.findings import figures
 from apps.studies.models import Item, Question, Study
 
 Payload = Mapping[str, Any]

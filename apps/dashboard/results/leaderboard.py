@@ -10,7 +10,6 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
-from apps.dashboard import figures
 from apps.dashboard.results.common import (
     Payload,
     Table,
@@ -23,6 +22,7 @@ from apps.dashboard.results.common import (
     url_with,
 )
 from apps.dashboard.results.summary import humor_rubric
+from apps.findings import figures
 from apps.studies.models import Study
 
 

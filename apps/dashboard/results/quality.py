@@ -6,7 +6,6 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from apps.dashboard import figures
 from apps.dashboard.results.common import (
     LIST_LIMIT,
     Payload,
@@ -16,6 +15,7 @@ from apps.dashboard.results.common import (
 )
 from apps.dashboard.results.summary import humor_rubric
 from apps.exclusions.evidence import rater_quality
+from apps.findings import figures
 from apps.studies.models import Study
 
 

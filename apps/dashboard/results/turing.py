@@ -6,9 +6,9 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from apps.dashboard import figures
 from apps.dashboard.results.common import Payload, Table, download_url
 from apps.dashboard.results.summary import humor_rubric
+from apps.findings import figures
 from apps.studies.models import Item, Study
 
 

@@ -27,7 +27,6 @@ from apps.analysis.models import AggregationState, StudyResult
 from apps.analysis.selectors import study_result_get
 from apps.core.errors import NotFound
 from apps.core.spreadsheet import SafeCsvWriter
-from apps.dashboard.access import study_view
 from apps.dashboard.results.agreement import (
     agreement_context,
     agreement_csv,
@@ -59,6 +58,7 @@ from apps.dashboard.results.safety import safety_context, safety_csv
 from apps.dashboard.results.summary import summary_context, summary_csv
 from apps.dashboard.results.turing import turing_context, turing_csv
 from apps.reports.writers import headline_comparison
+from apps.studies.access import study_view
 from apps.studies.models import Study
 
 

@@ -16,7 +16,6 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.core.errors import DomainError
-from apps.dashboard.access import study_view
 from apps.screening.models import OffenseMatch
 from apps.screening.offense import Excerpt, excerpt
 from apps.screening.services.offense import (
@@ -24,6 +23,7 @@ from apps.screening.services.offense import (
     offense_rescan_study,
     scanned_text,
 )
+from apps.studies.access import study_view
 from apps.studies.models import Item, Study
 
 

@@ -17,7 +17,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.analysis.labels import question_label
 from apps.core.errors import DomainError
-from apps.dashboard.access import study_view
 from apps.screening.calibration import DEFAULT_COEFFICIENTS, MIN_ITEMS_PER_SCOPE
 from apps.screening.scoring import prior_available
 from apps.screening.selectors import (
@@ -39,6 +38,7 @@ from apps.screening.services.runs import (
     screening_run_rerun,
     screening_run_start,
 )
+from apps.studies.access import study_view
 from apps.studies.models import Study
 
 
@@ -86,7 +86,7 @@ class RunStartForm(forms.Form):
 
 
 def _initial(study: Study) -> dict[str, object]:
-    judge = judge_stage_model()
+    judge = judge_stage_model(study=study)
     scale = judged_scale(study=study)
     k = study.screening_top_k
     return {
@@ -104,7 +104,7 @@ def _page(
         "study": study,
         "overview": overview_,
         "form": form or RunStartForm(initial=_initial(study), study=study),
-        "judge_model": judge_stage_model(),
+        "judge_model": judge_stage_model(study=study),
         "min_items": MIN_ITEMS_PER_SCOPE,
         "defaults": DEFAULT_COEFFICIENTS,
         "default_scorer": calibration_default(

@@ -4,7 +4,7 @@ the stored results document.
 One definition for every reader: the results pages and the printable report both call these, so
 the report draws the same figure, from the same stored numbers, with the same labels and the
 same reading, as the page. Pure: a payload (and the rubric's question order) in, a `Figure` out;
-no request, no query. The SVG itself is drawn by `apps.dashboard.charts`.
+no request, no query. The SVG itself is drawn by `apps.findings.charts`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from django.utils.translation import gettext as _
 
 from apps.analysis import labels
 from apps.analysis.stats.inputs import Thresholds
-from apps.dashboard import charts
-from apps.reports.tables import headline_alpha as alpha_level
+from apps.findings import charts
 
 Payload = Mapping[str, Any]
 
@@ -199,11 +198,18 @@ def leaderboard_figure(
 # --- agreement ---------------------------------------------------------------------------------
 
 
+def alpha_level(entry: Mapping[str, Any]) -> str:
+    """The alpha that fits the scale, as pages, exports and the report all read it: the stored
+    level, else ordinal for Likert answers and nominal for flags."""
+    if entry.get("alpha_level"):
+        return str(entry["alpha_level"])
+    alphas = entry.get("krippendorff_alpha") or {}
+    return "ordinal" if "ordinal" in alphas else "nominal"
+
+
 def headline_alpha(entry: Mapping[str, Any]) -> tuple[str, Mapping[str, Any] | None]:
-    """The alpha that fits the scale and its interval, by the rule the exports and the report
-    read (apps/reports/tables.py::headline_alpha): the stored level, else ordinal for ratings
-    and nominal for flags."""
-    measure = alpha_level(dict(entry))
+    """The alpha that fits the scale (`alpha_level`) and its interval."""
+    measure = alpha_level(entry)
     return measure, (entry.get("krippendorff_alpha") or {}).get(measure)
 
 

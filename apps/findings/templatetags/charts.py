@@ -1,7 +1,7 @@
 """Formatting for the results pages: `{% load charts %}`.
 
 The pages show the stored numbers through these filters only, so a test can format a payload
-value with the same function (`apps.dashboard.charts.fmt*`) and find it on the page.
+value with the same function (`apps.findings.charts.fmt*`) and find it on the page.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django import template
 from django.utils.translation import gettext as _
 
 from apps.analysis import labels
-from apps.dashboard import charts
+from apps.findings import charts
 from apps.studies import languages
 
 register = template.Library()
