@@ -87,6 +87,9 @@ class Rater(TimeStampedModel):
     consent_at = models.DateTimeField(null=True, blank=True)
     prolific_study_id = models.CharField(max_length=64, blank=True)
     prolific_session_id = models.CharField(max_length=64, blank=True)
+    # Enrolled through a Prolific link (a PROLIFIC_PID): only such a rater is shown Prolific's
+    # completion code and its way back; anyone else has no Prolific submission to complete.
+    from_prolific = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["study", "external_id"]

@@ -100,6 +100,7 @@ def raters_ensure_imported(
             "origin",
             "prolific_study_id",
             "prolific_session_id",
+            "from_prolific",
             "created_at",
             "updated_at",
         ),
@@ -114,6 +115,7 @@ def raters_ensure_imported(
                 Rater.Origin.IMPORTED,
                 "",
                 "",
+                False,
                 now,
                 now,
             )
@@ -277,6 +279,7 @@ def rater_enroll(
     external_id: str | None = None,
     prolific_study_id: str = "",
     prolific_session_id: str = "",
+    from_prolific: bool = False,
     now: datetime | None = None,
 ) -> Enrollment:
     """Enrol a participant: consent, a place in their background group's quota, a session.
@@ -289,7 +292,8 @@ def rater_enroll(
     exactly N succeed.
 
     `languages` are the study languages the rater reads (required when the study has several);
-    `language` is the interface language they enrolled in.
+    `language` is the interface language they enrolled in. `from_prolific`: the participant came
+    with a Prolific link (their `external_id` is the PROLIFIC_PID).
     """
     now = now or timezone.now()
     if external_id:
@@ -327,6 +331,7 @@ def rater_enroll(
                 consent_at=now,
                 prolific_study_id=prolific_study_id[:64],
                 prolific_session_id=prolific_session_id[:64],
+                from_prolific=from_prolific,
             )
             session = RaterSession.objects.create(
                 rater=rater, started_at=now, deadline=now + timedelta(minutes=study.session_minutes)

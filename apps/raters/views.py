@@ -108,11 +108,18 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
                     external_id=prolific.get("pid"),
                     prolific_study_id=prolific.get("study_id", ""),
                     prolific_session_id=prolific.get("session_id", ""),
+                    from_prolific=bool(prolific.get("pid")),
                 )
             except ParticipantInUse:
                 return _in_use(request, study)
             except StudyFull:
-                return render(request, "raters/full.html", {"study": study}, status=409)
+                # The screen-out code is Prolific's: only a participant sent by Prolific gets it.
+                return render(
+                    request,
+                    "raters/full.html",
+                    {"study": study, "from_prolific": bool(prolific.get("pid"))},
+                    status=409,
+                )
             except StudyNotOpen:
                 return _unavailable(request, study, 409)
             except DomainError as exc:
@@ -147,6 +154,7 @@ def session_end(request: HttpRequest, slug: str) -> HttpResponse:
             "study": study,
             "session": session,
             "timed_out": session.end_reason == RaterSession.EndReason.TIMED_OUT,
-            "completion_code": study.prolific_completion_code,
+            # Prolific's code and way back, for a rater who came from Prolific only.
+            "completion_code": study.prolific_completion_code if rater.from_prolific else "",
         },
     )

@@ -336,7 +336,8 @@ def test_full_group_renders_the_full_page_with_409_and_the_screenout_code():
     study = StudyFactory(prolific_screenout_code="SCREEN42")
     BackgroundGroup.objects.filter(study=study, code="technical").update(quota=0)
     before = _stored()
-    response = Client().post(f"/s/{study.slug}/", FORM)
+    # The screen-out code is for a participant sent by Prolific (tests/raters/test_prolific_words.py).
+    response = Client().post(f"/s/{study.slug}/?PROLIFIC_PID=5f3a9c", FORM)
     assert response.status_code == 409
     body = response.content.decode()
     assert "full" in body
