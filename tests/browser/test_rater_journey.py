@@ -60,9 +60,9 @@ TEXT = {
         "turing_heading": "这是AI写的还是人写的？",
         "retrying": "连接中断，正在重试…",
         "missing": "请先回答所有问题。",
-        "end_heading": "谢谢你！",
+        "end_heading": "谢谢您！",
         "timeout_heading": "时间到了",
-        "code_label": "你的完成码：",
+        "code_label": "您的完成码：",
     },
 }
 
