@@ -80,6 +80,11 @@ FILE_NAMES: dict[str, str] = {
     ExportFormat.REPORT_HTML: "report.html",
     ExportFormat.REPORT_PDF: "report.pdf",
 }
+# Formats whose words are in the export's language (the tables' labels and warnings, the
+# report); the raw judgments and the results JSON hold codes and numbers only.
+TRANSLATED_FORMATS = frozenset(
+    {ExportFormat.TABLES, ExportFormat.XLSX, ExportFormat.REPORT_HTML, ExportFormat.REPORT_PDF}
+)
 # Formats that cannot go to a terminal: the command writes them to --out only.
 BINARY_FORMATS = frozenset({ExportFormat.TABLES, ExportFormat.XLSX, ExportFormat.REPORT_PDF})
 EXPORTS_DIR = "exports"
@@ -697,5 +702,14 @@ def export_job_file(*, job: ExportJob) -> IO[bytes]:
         raise NotFound(f"the file of export {job.pk} no longer exists", field="job") from None
 
 
+def export_file_name(*, study: Study, kind: str, extension: str, language: str = "") -> str:
+    """A downloaded file's name: the study, the kind of file and, for a file whose words are in
+    a language, that language (`demo-report-zh-hans.pdf`, `demo-raw-judgments.csv`), so the
+    files of one study, in either language, can sit in one folder."""
+    return "-".join(part for part in (study.slug, kind, language) if part) + f".{extension}"
+
+
 def export_download_name(*, job: ExportJob) -> str:
-    return f"{job.study.slug}-{FILE_NAMES[job.format]}"
+    kind, extension = FILE_NAMES[job.format].rsplit(".", 1)
+    language = job.language if job.format in TRANSLATED_FORMATS else ""
+    return export_file_name(study=job.study, kind=kind, extension=extension, language=language)

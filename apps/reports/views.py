@@ -144,18 +144,30 @@ def direct_download(request: HttpRequest, study: Study, fmt: str) -> HttpRespons
         response = HttpResponse(
             services.study_table_csv(study=study, name=name), content_type="text/csv; charset=utf-8"
         )
-        response["Content-Disposition"] = f'attachment; filename="{study.slug}-{name}.csv"'
+        # The table's labels are in the interface language.
+        filename = services.export_file_name(
+            study=study,
+            kind=name,
+            extension="csv",
+            language=services.export_language_parse(None),
+        )
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
     if fmt == "json":
         document = services.study_result_document(study=study)
         response = JsonResponse(document, json_dumps_params={"ensure_ascii": False, "indent": 2})
-        response["Content-Disposition"] = f'attachment; filename="{study.slug}-results.json"'
+        filename = services.export_file_name(study=study, kind="results", extension="json")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
     # Shown in the browser, to read or print to PDF. Its CSS is inside the page (so the saved
     # file stands alone); it has no script at all, so its own policy forbids every script.
-    response = HttpResponse(
-        services.study_report_html(study=study, language=request.GET.get("language") or None)
+    language = services.export_language_parse(request.GET.get("language") or None)
+    response = HttpResponse(services.study_report_html(study=study, language=language))
+    # Inline, and named for when it is saved: by its language, as the report built as a job.
+    filename = services.export_file_name(
+        study=study, kind="report", extension="html", language=language
     )
+    response["Content-Disposition"] = f'inline; filename="{filename}"'
     response["Content-Security-Policy"] = (
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'"
     )

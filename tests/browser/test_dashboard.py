@@ -62,13 +62,14 @@ RESULT_CSVS = {
     "rater-quality",
     "safety",
 }
+# The researcher's interface is English: the files with words in them are the English ones.
 EXPORT_FILES = {
     "raw": "raw-judgments.csv",
     "json": "results.json",
-    "tables": "tables.zip",
-    "xlsx": "results.xlsx",
-    "report-html": "report.html",
-    "report-pdf": "report.pdf",
+    "tables": "tables-en.zip",
+    "xlsx": "results-en.xlsx",
+    "report-html": "report-en.html",
+    "report-pdf": "report-en.pdf",
 }
 RESULT_TABLES = {
     "bradley_terry",
