@@ -30,6 +30,9 @@ rater_api_patterns = [
     path("explanations", judgment_api.ExplanationSubmitApi.as_view(), name="explanations"),
 ]
 
+# Database failures anywhere (a middleware, the session) are the same retryable 503 as in a view.
+handler500 = "apps.core.views.server_error"
+
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),

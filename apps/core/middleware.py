@@ -1,6 +1,11 @@
 """Domain errors escaping a view become a 4xx page (or JSON under /api/), never a 500; a lost
 database connection becomes a clean 503 that tells the client to retry (with the same
-idempotency key, for answers: the retry then stores exactly one judgment)."""
+idempotency key, for answers: the retry then stores exactly one judgment).
+
+The 503 page is drawn without the request's context processors: they read the logged-in user
+from the session, that is from the same database, and would fail a second time (a 500). A
+database failure outside any view reaches `apps.core.views.server_error` instead, which gives
+the same response."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from collections.abc import Callable
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 
 from apps.core.errors import Busy, DomainError
 from apps.core.ratelimit import RateLimited
@@ -22,6 +28,34 @@ class DatabaseUnavailable(DomainError):
     code = "database_unavailable"
 
 
+DATABASE_ERRORS = (OperationalError, InterfaceError)
+
+
+def wants_json(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/") or "application/json" in request.headers.get(
+        "Accept", ""
+    )
+
+
+def database_unavailable_response(request: HttpRequest) -> HttpResponse:
+    """The retryable 503 for a database that could not be reached, drawn without touching it."""
+    logger.warning(
+        "database unavailable during %s %s", request.method, request.path, exc_info=True
+    )
+    error = DatabaseUnavailable(
+        "the database is briefly unavailable; nothing was saved — please retry"
+    )
+    response: HttpResponse
+    if wants_json(request):
+        response = JsonResponse(error.as_dict(), status=error.status_code)
+    else:
+        response = HttpResponse(
+            render_to_string("error.html", {"error": error}), status=error.status_code
+        )
+    response["Retry-After"] = "1"
+    return response
+
+
 class DomainErrorMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -30,20 +64,14 @@ class DomainErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, OperationalError | InterfaceError):
-            logger.warning(
-                "database unavailable during %s %s", request.method, request.path, exc_info=True
-            )
+        if isinstance(exception, DATABASE_ERRORS):
             # The failed transaction was rolled back; Django's end-of-request handler discards the
             # broken connection, and the health check before reuse catches a dead kept one.
-            exception = DatabaseUnavailable(
-                "the database is briefly unavailable; nothing was saved — please retry"
-            )
+            return database_unavailable_response(request)
         if not isinstance(exception, DomainError):
             return None
         response: HttpResponse
-        wants_json = "application/json" in request.headers.get("Accept", "")
-        if request.path.startswith("/api/") or wants_json:
+        if wants_json(request):
             response = JsonResponse(exception.as_dict(), status=exception.status_code)
         else:
             response = render(
@@ -51,6 +79,6 @@ class DomainErrorMiddleware:
             )
         if isinstance(exception, RateLimited):
             response["Retry-After"] = str(exception.retry_after)
-        if isinstance(exception, DatabaseUnavailable | Busy):
+        if isinstance(exception, Busy):
             response["Retry-After"] = "1"
         return response

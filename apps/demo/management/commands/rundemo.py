@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.core.links import public_base, rater_links
+from apps.demo.server import PooledRunserver
 from apps.demo.supervisor import Supervised
 
 
@@ -84,7 +85,10 @@ class Command(BaseCommand):
         # A SIGTERM (not only Ctrl-C) must reach the `finally` below, or the worker outlives us.
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
-            call_command("runserver", f"{host}:{port}", use_reloader=False)
+            # Django's server, with a fixed pool of request threads (apps/demo/server.py).
+            call_command(
+                PooledRunserver(), f"{host}:{port}", use_reloader=False, use_threading=False
+            )
         finally:
             worker.stop(timeout=10)
             external.stop(timeout=10)
