@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "apps.content",
     "apps.textmodels",
     "apps.generation",
+    "apps.accounts",
     "apps.api",
     "apps.demo",
 ]
@@ -268,10 +269,11 @@ IMPORT_MAX_STORED_ERRORS = env_int("IMPORT_MAX_STORED_ERRORS", 1000, minimum=1)
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "apps.core.api.exception_handler",
-    # Researchers' scripts send a token (`manage.py drf_create_token USER`); the browsable docs
-    # use the login session. The rater endpoints override both (anonymous, session + CSRF).
+    # Researchers' scripts send a token made on their account page (/account/tokens/; DRF's own
+    # tokens still work); the browsable docs use the login session. The rater endpoints override
+    # both (anonymous, session + CSRF).
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "apps.accounts.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -443,6 +445,14 @@ LLM_JUDGE_URL = env_str("LLM_JUDGE_URL", "")
 LLM_JUDGE_MODEL = env_str("LLM_JUDGE_MODEL", "")
 LLM_JUDGE_API_KEY = env_str("LLM_JUDGE_API_KEY", "")
 LLM_JUDGE_TIMEOUT_SECONDS = env_float("LLM_JUDGE_TIMEOUT_SECONDS", 30.0, minimum=0.1)
+# Calls to the judge in flight at once for a run (1 to 8). A study set up with its own judge (on
+# its LLM judge page) uses its own URL, model, timeout and parallelism instead; keys are only ever
+# in these settings, each sent only to its own URL (apps.screening.llm_judge.settings_api_key).
+LLM_JUDGE_PARALLELISM = env_int("LLM_JUDGE_PARALLELISM", 1, minimum=1)
+if LLM_JUDGE_PARALLELISM > 8:
+    raise ImproperlyConfigured(
+        f"LLM_JUDGE_PARALLELISM must be at most 8, got {LLM_JUDGE_PARALLELISM}"
+    )
 
 # Model endpoints (generation, the LLM judge) are called only at public addresses, unless this
 # allows more: comma-separated CIDRs ("10.20.0.0/16") or host:port pairs ("models.internal:8000")

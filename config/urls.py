@@ -41,6 +41,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("account/", include("apps.accounts.urls")),
     path("studies/", include("apps.dashboard.urls")),
     path("studies/<slug:slug>/exports/", include("apps.reports.urls")),
     path("studies/<slug:slug>/screening/", include("apps.screening.urls")),

@@ -7,6 +7,7 @@ from django.urls import path, re_path
 
 from apps.api import views
 from apps.generation import api as generation
+from apps.screening import api as screening
 
 app_name = "api"
 
@@ -72,6 +73,7 @@ urlpatterns = [
         generation.RunResumeApi.as_view(),
         name="generation-run-resume",
     ),
+    path("studies/<slug:slug>/judge/", screening.JudgeConfigApi.as_view(), name="judge"),
     # Last: any other path under api/v1/ is a JSON 404 too, never the site's HTML page.
     re_path(r"^[\s\S]*$", views.no_endpoint, name="no-endpoint"),
 ]

@@ -1,8 +1,9 @@
 """The researcher API, version 1 (token or session auth). Thin: an input serializer, the service
 or selector that does the work, an output serializer.
 
-Every study is looked up through `study_get_for_user`, so another study's objects are 404 (never
-403) and slugs leak nothing. Errors are the project's one shape (apps/core/api.py).
+Every study is looked up through `ResearcherApi.study` (`study_get_for_request`), so another
+study's objects are 404 (never 403) and slugs leak nothing, and a token limited to some studies
+finds no other. Errors are the project's one shape (apps/core/api.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import serializers, status
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import MultiPartParser
 from rest_framework.renderers import BaseRenderer
@@ -33,6 +35,8 @@ from rest_framework.reverse import reverse
 from rest_framework.serializers import Serializer
 from rest_framework.views import APIView
 
+from apps.accounts.models import ApiToken
+from apps.accounts.selectors import studies_for_request, study_get_for_request
 from apps.analysis.services import study_results_recompute
 from apps.api import serializers as s
 from apps.core.api import exception_handler as core_exception_handler
@@ -54,7 +58,7 @@ from apps.reports.selectors import export_job_get
 from apps.studies.importing import ITEM_JSON_COLUMNS
 from apps.studies.models import Rubric, Study
 from apps.studies.rubrics import rubric_spec
-from apps.studies.selectors import studies_for_user, study_get_for_user, study_items
+from apps.studies.selectors import study_items
 from apps.studies.services import (
     study_create,
     study_items_import_records,
@@ -118,7 +122,7 @@ class ResearcherApi(APIView):
     parser_classes = [SafeJSONParser]
 
     def study(self, request: Request, slug: str) -> Study:
-        return study_get_for_user(user=request.user, slug=slug)
+        return study_get_for_request(user=request.user, auth=request.auth, slug=slug)
 
     def get_exception_handler(self) -> Callable[[Exception, dict[str, Any]], Response | None]:
         return _exception_handler
@@ -169,7 +173,7 @@ class StudiesApi(ResearcherApi):
     )
     def get(self, request: Request) -> Response:
         studies = (
-            studies_for_user(user=request.user)
+            studies_for_request(user=request.user, auth=request.auth)
             .select_related("rubric")
             .order_by("-created_at", "slug")
         )
@@ -182,6 +186,8 @@ class StudiesApi(ResearcherApi):
         responses={201: s.StudyOut, **_errors(400, 401, 403, 415), 409: _errors(409)[409]},
     )
     def post(self, request: Request) -> Response:
+        if isinstance(request.auth, ApiToken) and request.auth.limited:
+            raise PermissionDenied("this token is limited to some studies; it cannot create one")
         data = s.StudyCreateIn(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)

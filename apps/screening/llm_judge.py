@@ -26,8 +26,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from apps.core import jsonsafe, outbound
-from apps.screening.models import JudgeVerdict
-from apps.studies.models import Question
+from apps.screening.models import JudgeVerdict, StudyJudgeConfig
+from apps.studies.models import Question, Study
 from apps.studies.scales import problem as scale_problem
 from apps.studies.scales import step_text
 from apps.textmodels.languages import primary_language
@@ -43,16 +43,35 @@ _READ_CHUNK = 65_536
 Status = JudgeVerdict.Status
 
 
+class ConfigSource:
+    """Where a judge configuration comes from: the study's own, or the deployment's settings."""
+
+    STUDY = "study"
+    ENVIRONMENT = "environment"
+
+
 @dataclass(frozen=True)
 class JudgeConfig:
     url: str
     model: str
     api_key: str
     timeout_seconds: float
+    # Calls in flight at once for a run.
+    parallelism: int = 1
+    source: str = ConfigSource.ENVIRONMENT
 
     @property
     def is_configured(self) -> bool:
         return bool(self.url and self.model)
+
+    @property
+    def url_field(self) -> str:
+        """The name a person fixes the URL under: the setting, or the judge page's field."""
+        return "url" if self.source == ConfigSource.STUDY else "LLM_JUDGE_URL"
+
+    @property
+    def model_field(self) -> str:
+        return "model" if self.source == ConfigSource.STUDY else "LLM_JUDGE_MODEL"
 
     @property
     def url_problem(self) -> str:
@@ -60,9 +79,9 @@ class JudgeConfig:
         only ever an HTTP service."""
         parts = urlsplit(self.url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            return f"LLM_JUDGE_URL must be an http:// or https:// URL, not {self.url!r}"
-        problem = outbound.url_problem(self.url, keys_setting="LLM_JUDGE_API_KEY")
-        return f"LLM_JUDGE_URL: {problem}" if problem else ""
+            return f"{self.url_field} must be an http:// or https:// URL, not {self.url!r}"
+        problem = outbound.url_problem(self.url, keys_setting=KEYS_SETTINGS)
+        return f"{self.url_field}: {problem}" if problem else ""
 
     @property
     def endpoint(self) -> str:
@@ -77,12 +96,52 @@ class JudgeConfig:
         return f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname
 
 
-def judge_config() -> JudgeConfig:
+# Where the judge's keys are configured, named in messages about URLs that carry one.
+KEYS_SETTINGS = "LLM_JUDGE_API_KEY or GENERATION_API_KEYS"
+
+
+def settings_api_key(url: str) -> str:
+    """The key the server's settings hold for this judge URL, or "": LLM_JUDGE_API_KEY goes only
+    to LLM_JUDGE_URL, and GENERATION_API_KEYS' keys only to the URL each is listed for. A key is
+    never stored with a study: whoever can edit a study's judge cannot send the deployment's key
+    to an address of their choosing."""
+    if not url.strip():
+        return ""
+    wanted = chat_completions_url(url)
+    default_url = str(settings.LLM_JUDGE_URL or "").strip()
+    if default_url and chat_completions_url(default_url) == wanted:
+        return str(settings.LLM_JUDGE_API_KEY or "")
+    for configured, key in (getattr(settings, "GENERATION_API_KEYS", None) or {}).items():
+        if chat_completions_url(str(configured)) == wanted:
+            return str(key)
+    return ""
+
+
+def environment_judge_config() -> JudgeConfig:
+    """The deployment-wide judge (LLM_JUDGE_* settings): the default of every study."""
     return JudgeConfig(
         url=settings.LLM_JUDGE_URL.strip(),
         model=settings.LLM_JUDGE_MODEL.strip(),
         api_key=settings.LLM_JUDGE_API_KEY,
         timeout_seconds=float(settings.LLM_JUDGE_TIMEOUT_SECONDS),
+        parallelism=int(settings.LLM_JUDGE_PARALLELISM),
+        source=ConfigSource.ENVIRONMENT,
+    )
+
+
+def judge_config(*, study: Study | None = None) -> JudgeConfig:
+    """The judge in force for `study`: its own configuration if it has one, else the
+    deployment's settings (also for no study)."""
+    stored = None if study is None else StudyJudgeConfig.objects.filter(study_id=study.pk).first()
+    if stored is None:
+        return environment_judge_config()
+    return JudgeConfig(
+        url=stored.url,
+        model=stored.model,
+        api_key=settings_api_key(stored.url),
+        timeout_seconds=float(stored.timeout_seconds),
+        parallelism=int(stored.parallelism),
+        source=ConfigSource.STUDY,
     )
 
 

@@ -272,6 +272,41 @@ class JudgeVerdict(models.Model):
         return f"{self.model_name} on {self.item_id}: {self.status}"
 
 
+class StudyJudgeConfig(models.Model):
+    """The LLM judge a study's runs ask, when the study has one of its own; without one the
+    deployment's LLM_JUDGE_* settings are used. No API key is stored here: a key comes only
+    from the server's settings, for the URL it was configured for (apps.screening.llm_judge)."""
+
+    MAX_PARALLELISM = 8
+    MAX_TIMEOUT_SECONDS = 120.0
+
+    study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="judge_config")
+    url = models.CharField(max_length=500)
+    model = models.CharField(max_length=200)
+    timeout_seconds = models.FloatField(default=30.0)
+    # Calls to the judge in flight at once for a run.
+    parallelism = models.PositiveSmallIntegerField(default=1)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(url="") & ~Q(model=""), name="study_judge_config_url_and_model"
+            ),
+            models.CheckConstraint(
+                condition=Q(timeout_seconds__gt=0) & Q(timeout_seconds__lte=120),
+                name="study_judge_config_timeout_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(parallelism__gte=1) & Q(parallelism__lte=8),
+                name="study_judge_config_parallelism_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"judge of {self.study_id}: {self.model}"
+
+
 class JudgeComparison(models.Model):
     """The judge against the humans, per humor type; computed after a judge run, read by pages."""
 

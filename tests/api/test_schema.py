@@ -40,6 +40,9 @@ RESEARCHER_OPERATIONS = {
     ("/api/v1/studies/{slug}/generation-runs/{run_id}/", "get"),
     ("/api/v1/studies/{slug}/generation-runs/{run_id}/cancel/", "post"),
     ("/api/v1/studies/{slug}/generation-runs/{run_id}/resume/", "post"),
+    ("/api/v1/studies/{slug}/judge/", "get"),
+    ("/api/v1/studies/{slug}/judge/", "put"),
+    ("/api/v1/studies/{slug}/judge/", "delete"),
     ("/api/v1/rubrics/{slug}/", "get"),
 }
 RATER_OPERATIONS = {

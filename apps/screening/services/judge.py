@@ -1,7 +1,14 @@
 """The optional LLM judge: start a run, judge a batch of items, compare the judge with the humans.
 
-A run is a set of batch tasks queued after commit; each batch asks the judge about its items one
-by one (no transaction is held during the HTTP calls) and stores one verdict per item and model.
+A run is a chain of batch tasks queued after commit, one batch after the other; each batch asks
+the judge about its items with at most `parallelism` calls in flight (no transaction is held
+during the HTTP calls) and stores one verdict per item and model. Chained rather than queued side
+by side, so that a run never has more calls in flight than the study's parallelism, however many
+workers there are.
+
+The judge is the study's own (`StudyJudgeConfig`, set on the judge page or through the API) or,
+without one, the deployment's LLM_JUDGE_* settings. No key is stored with a study: see
+`apps.screening.llm_judge.settings_api_key`.
 
 When a run is finished, the comparison is fresh: every batch task recomputes it after storing its
 verdicts (`judge_batch_run`), rather than counting finished batches to find the last one. With
@@ -16,15 +23,26 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from apps.core import outbound
 from apps.core.errors import DomainError
 from apps.screening.judge_compare import compare_judge_with_humans
-from apps.screening.llm_judge import JudgeConfig, Scale, judge_config, judge_item, rubric_scales
-from apps.screening.models import JudgeComparison, JudgeVerdict
+from apps.screening.llm_judge import (
+    KEYS_SETTINGS,
+    JudgeConfig,
+    JudgeResult,
+    Scale,
+    judge_config,
+    judge_item,
+    rubric_scales,
+)
+from apps.screening.models import JudgeComparison, JudgeVerdict, StudyJudgeConfig
 from apps.screening.selectors import human_means
 from apps.screening.services.tiers import screening_tiers_compute
 from apps.studies.models import Item, Study
@@ -36,22 +54,98 @@ JUDGED_STAGES = (Item.Stage.STUDY, Item.Stage.CANDIDATE)
 MAX_BATCH_SIZE = 20
 
 
-def _config_or_error() -> JudgeConfig:
-    config = judge_config()
+def _config_or_error(study: Study) -> JudgeConfig:
+    config = judge_config(study=study)
     if not config.url:
         raise DomainError(
-            "The LLM judge is not configured: set LLM_JUDGE_URL (and LLM_JUDGE_MODEL) in the "
-            "server's environment.",
+            "The LLM judge is not configured: set it up on the study's LLM judge page, or set "
+            "LLM_JUDGE_URL (and LLM_JUDGE_MODEL) in the server's environment.",
             field="LLM_JUDGE_URL",
         )
     if config.url_problem:
-        raise DomainError(config.url_problem, field="LLM_JUDGE_URL")
+        raise DomainError(config.url_problem, field=config.url_field)
     if not config.model:
         raise DomainError(
             "The LLM judge has no model: set LLM_JUDGE_MODEL in the server's environment.",
-            field="LLM_JUDGE_MODEL",
+            field=config.model_field,
         )
     return config
+
+
+# --- the study's own judge ------------------------------------------------------------------------
+
+
+def _clean_text(value: object, *, field: str, max_length: int) -> str:
+    if not isinstance(value, str):
+        raise DomainError(f"{field} must be text", field=field)
+    text = value.strip()
+    if not text:
+        raise DomainError(f"{field} must not be empty", field=field)
+    if len(text) > max_length:
+        raise DomainError(f"{field} is longer than {max_length} characters", field=field)
+    if "\x00" in text:
+        raise DomainError(f"{field} contains a NUL character", field=field)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise DomainError(
+            f"{field} contains an unpaired surrogate (not valid Unicode)", field=field
+        ) from None
+    return text
+
+
+def _number(value: object, *, field: str, low: float, high: float, integer: bool) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise DomainError(f"{field} must be a number", field=field)
+    if integer and int(value) != value:
+        raise DomainError(f"{field} must be a whole number", field=field)
+    if not low <= value <= high:
+        raise DomainError(f"{field} must be from {low:g} to {high:g}", field=field)
+    return value
+
+
+@transaction.atomic
+def judge_config_save(
+    *, study: Study, url: object, model: object, timeout_seconds: object, parallelism: object
+) -> StudyJudgeConfig:
+    """Give the study its own judge (replacing the one it had). Checked whole before anything is
+    written; the URL like a generation endpoint's: http(s) only, no credentials in it, and no
+    private or loopback address unless OUTBOUND_ALLOWED_NETWORKS allows it. There is no key to
+    give: the judge is sent the key the server's settings hold for this URL, if any."""
+    clean_url = _clean_text(url, field="url", max_length=500)
+    problem = outbound.url_problem(clean_url, keys_setting=KEYS_SETTINGS)
+    if problem:
+        raise DomainError(problem, field="url")
+    clean_model = _clean_text(model, field="model", max_length=200)
+    timeout = _number(
+        timeout_seconds,
+        field="timeout_seconds",
+        low=0.1,
+        high=StudyJudgeConfig.MAX_TIMEOUT_SECONDS,
+        integer=False,
+    )
+    calls = _number(
+        parallelism,
+        field="parallelism",
+        low=1,
+        high=StudyJudgeConfig.MAX_PARALLELISM,
+        integer=True,
+    )
+    stored, _ = StudyJudgeConfig.objects.update_or_create(
+        study=study,
+        defaults={
+            "url": clean_url,
+            "model": clean_model,
+            "timeout_seconds": float(timeout),
+            "parallelism": int(calls),
+        },
+    )
+    return stored
+
+
+def judge_config_reset(*, study: Study) -> None:
+    """Back to the deployment's judge (its LLM_JUDGE_* settings)."""
+    StudyJudgeConfig.objects.filter(study=study).delete()
 
 
 def _scales_or_error(study: Study) -> list[Scale]:
@@ -64,33 +158,36 @@ def _scales_or_error(study: Study) -> list[Scale]:
     return scales
 
 
-def judge_batch_size(*, timeout_seconds: float) -> int:
+def judge_batch_size(*, timeout_seconds: float, parallelism: int = 1) -> int:
     """Items per task, so that a batch of items that all time out still ends well inside the
-    task's soft time limit (an item can take up to twice the timeout: connecting, then reading)."""
+    task's soft time limit (an item can take up to twice the timeout: connecting, then reading;
+    `parallelism` items are asked at once)."""
     budget = settings.CELERY_TASK_SOFT_TIME_LIMIT / 2
-    return max(1, min(MAX_BATCH_SIZE, math.floor(budget / (2 * timeout_seconds))))
+    rounds = max(1, min(MAX_BATCH_SIZE, math.floor(budget / (2 * timeout_seconds))))
+    return rounds * max(1, parallelism)
 
 
 def _enqueue(study_id: int, batches: list[list[int]]) -> None:
+    from celery import chain
+
     from apps.screening.tasks.judge import judge_batch_task
 
-    for batch in batches:
-        try:
-            judge_batch_task.delay(study_id, batch)
-        except Exception:  # the broker is down: those items keep their old verdicts (or none)
-            logger.warning(
-                "could not queue a judge batch of %s items for study %s",
-                len(batch),
-                study_id,
-                exc_info=True,
-            )
+    try:
+        chain(*(judge_batch_task.si(study_id, batch) for batch in batches)).delay()
+    except Exception:  # the broker is down: the items keep their old verdicts (or none)
+        logger.warning(
+            "could not queue the judge's %s batches for study %s",
+            len(batches),
+            study_id,
+            exc_info=True,
+        )
 
 
 @transaction.atomic
 def judge_run_start(*, study: Study) -> int:
     """Queue the judge on the study's items (in the study and candidates; not attention checks),
     in batches that start after commit. Returns the number of items queued; stores nothing."""
-    config = _config_or_error()
+    config = _config_or_error(study)
     _scales_or_error(study)
     item_ids = list(
         Item.objects.filter(study=study, is_attention_check=False, stage__in=JUDGED_STAGES)
@@ -99,22 +196,40 @@ def judge_run_start(*, study: Study) -> int:
     )
     if not item_ids:
         raise DomainError("The study has no items for the judge to rate.", field="items")
-    size = judge_batch_size(timeout_seconds=config.timeout_seconds)
+    size = judge_batch_size(timeout_seconds=config.timeout_seconds, parallelism=config.parallelism)
     batches = [item_ids[i : i + size] for i in range(0, len(item_ids), size)]
     transaction.on_commit(lambda: _enqueue(study.pk, batches))
     return len(item_ids)
+
+
+def _results(
+    items: list[Item], scales: list[Scale], config: JudgeConfig
+) -> Iterator[tuple[Item, JudgeResult]]:
+    """Each item with the judge's answer, as the answers arrive: at most `parallelism` calls in
+    flight. Only the HTTP calls run in the threads; verdicts are stored by the caller's thread,
+    on its own database connection."""
+    if config.parallelism <= 1 or len(items) <= 1:
+        for item in items:
+            yield item, judge_item(item=item, scales=scales, config=config)
+        return
+    with ThreadPoolExecutor(max_workers=config.parallelism) as pool:
+        futures = [
+            (item, pool.submit(judge_item, item=item, scales=scales, config=config))
+            for item in items
+        ]
+        for item, future in futures:
+            yield item, future.result()
 
 
 def judge_items(*, study: Study, item_ids: list[int]) -> dict[str, int]:
     """Ask the judge about each item and store its verdict (one per item and model, replaced on a
     re-run). A failed call is stored as a verdict with its status and message, never raised.
     Items no longer in the study are skipped. Returns the number of verdicts per status."""
-    config = _config_or_error()
+    config = _config_or_error(study)
     scales = _scales_or_error(study)
     counts: Counter[str] = Counter(dict.fromkeys(JudgeVerdict.Status.values, 0))
-    items = Item.objects.filter(study=study, pk__in=item_ids).order_by("pk")
-    for item in items:
-        result = judge_item(item=item, scales=scales, config=config)
+    items = list(Item.objects.filter(study=study, pk__in=item_ids).order_by("pk"))
+    for item, result in _results(items, scales, config):
         # Autocommit per item: a batch cut short keeps the verdicts it already has.
         JudgeVerdict.objects.update_or_create(
             item=item,
@@ -188,7 +303,7 @@ def judge_batch_run(*, study: Study, item_ids: list[int]) -> dict[str, int]:
     counts = judge_items(study=study, item_ids=item_ids)
     judge_comparison_compute(
         study=study,
-        model_name=judge_config().model,
+        model_name=judge_config(study=study).model,
         seed=study.random_seed,
         rounds=settings.BOOTSTRAP_ROUNDS,
     )

@@ -162,9 +162,10 @@ def judged_scale(*, study: Study) -> JudgedScale | None:
     )
 
 
-def judge_stage_model() -> str:
-    """The judge a run started now would use as its L2 stage ("" when none is configured)."""
-    config = judge_config()
+def judge_stage_model(*, study: Study | None = None) -> str:
+    """The judge a run of `study` started now would use as its L2 stage ("" when none is
+    configured): the study's own judge, else the deployment's."""
+    config = judge_config(study=study)
     return config.model if config.url and not config.url_problem and config.model else ""
 
 
@@ -238,7 +239,7 @@ def screening_run_start(
 
     Refused, storing nothing: a top K outside 1..1000 or a malformed threshold, a run of this
     study still queued or running, a study without candidates."""
-    judge_model = judge_stage_model()
+    judge_model = judge_stage_model(study=study)
     sieve = sieve_settings_parse(
         study=study,
         judge_model=judge_model,
@@ -297,7 +298,7 @@ def screening_run_rerun(
         raise Conflict("only the latest screening run can be rerun", field="run")
     if run.status != ScreeningRun.Status.DONE:
         raise Conflict(f"screening run {run.pk} is {run.status}, not done", field="run")
-    judge_model = run.judge_model if run.judge_model else judge_stage_model()
+    judge_model = run.judge_model if run.judge_model else judge_stage_model(study=run.study)
     sieve = sieve_settings_parse(
         study=study,
         judge_model=judge_model,
@@ -439,7 +440,8 @@ def _advance(run_id: int) -> None:
 def _queue_judge(run: ScreeningRun, item_ids: list[int]) -> None:
     from apps.screening.services.judge import judge_batch_size
 
-    size = judge_batch_size(timeout_seconds=judge_config().timeout_seconds)
+    config = judge_config(study=run.study)
+    size = judge_batch_size(timeout_seconds=config.timeout_seconds, parallelism=config.parallelism)
     batches = [item_ids[start : start + size] for start in range(0, len(item_ids), size)]
     with transaction.atomic():
         won = ScreeningRun.objects.filter(
@@ -451,11 +453,14 @@ def _queue_judge(run: ScreeningRun, item_ids: list[int]) -> None:
 
 
 def _enqueue_judge(run_id: int, batches: Sequence[Sequence[int]]) -> None:
+    from celery import chain
+
     from apps.screening.tasks.runs import screening_judge_batch_task
 
     try:
-        for batch in batches:
-            screening_judge_batch_task.delay(run_id, list(batch))
+        # One batch after the other, as for the judge's own runs: no more calls in flight than
+        # the judge's parallelism (apps.screening.services.judge).
+        chain(*(screening_judge_batch_task.si(run_id, list(batch)) for batch in batches)).delay()
     except Exception:  # the broker is down: say so on the page instead of running forever
         logger.warning("could not queue the judge of screening run %s", run_id, exc_info=True)
         ScreeningRun.objects.filter(pk=run_id, status__in=ACTIVE).update(
