@@ -46,6 +46,23 @@ def fmt(value: float | None, digits: int = 2) -> str:
     return text
 
 
+# Below this a p-value prints as "< 0.001": more digits claim a precision the model lacks.
+P_FLOOR = 0.001
+
+
+def fmt_p(value: float | None) -> str:
+    """A p-value: three decimals, "< 0.001" below that."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    return f"< {P_FLOOR}" if value < P_FLOOR else fmt(value, 3)
+
+
+def fmt_p_stated(value: float | None) -> str:
+    """ "p = 0.023" or "p < 0.001", for a p-value inside a sentence."""
+    text = fmt_p(value)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
+
+
 def fmt_pct(value: float | None, digits: int = 1) -> str:
     """A proportion in [0, 1] as a percentage."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):

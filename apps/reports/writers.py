@@ -469,9 +469,9 @@ def _turing(document: dict[str, Any]) -> list[dict[str, Any]]:
             "accuracy": fmt_percent(entry.get("accuracy")),
             "judged_human": fmt_percent(entry.get("judged_human")),
             "d_prime": fmt(entry.get("d_prime")),
-            "p_vs_chance": fmt((entry.get("vs_chance") or {}).get("p_value"), 4),
+            "p_vs_chance": charts.fmt_p((entry.get("vs_chance") or {}).get("p_value")),
             "vs_human": fmt_percent(entry.get("vs_human")) if entry.get("vs_human") else DASH,
-            "vs_human_p": fmt((entry.get("vs_human") or {}).get("p_holm"), 3),
+            "vs_human_p": charts.fmt_p((entry.get("vs_human") or {}).get("p_holm")),
             "verdict": sections.verdict_label(entry.get("verdict")),
         }
         for source, entry in entries
@@ -589,7 +589,7 @@ def _models(
                 else fmt_percent(row)
                 if row.get("question") == "judged_human"
                 else fmt_interval(row),
-                "p_holm": fmt(row.get("p_holm"), 3),
+                "p_holm": charts.fmt_p(row.get("p_holm")),
                 "simultaneous": DASH
                 if not row.get("simultaneous")
                 else fmt_percent(row["simultaneous"])
@@ -624,7 +624,7 @@ def _diagnostics(document: dict[str, Any]) -> list[tuple[str, str]]:
         rows.append(
             (
                 _("Left side chosen in pairs (position bias; 50% = none)"),
-                f"{fmt_percent(bias.get('left_choice_rate'))}, p = {fmt(bias.get('p_value'), 3)}",
+                f"{fmt_percent(bias.get('left_choice_rate'))}, {charts.fmt_p_stated(bias.get('p_value'))}",
             )
         )
     slope = (diagnostics.get("fatigue") or {}).get("slope")

@@ -31,7 +31,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from apps.analysis.models import StudyResult
 from apps.analysis.services import study_aggregate
-from apps.findings.charts import fmt, fmt_ci
+from apps.findings.charts import fmt, fmt_ci, fmt_p_stated
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
 from apps.judgments.services import study_judgments_import
 from apps.raters.models import BackgroundGroup, Rater
@@ -334,7 +334,7 @@ def test_every_researcher_page_shows_the_stored_aggregates(tab: Tab, demo: Study
     assert text_of(page.locator(".position strong")) == fmt_ci(
         bias["left_choice_rate"], 1, pct=True
     )
-    assert text_of(page.locator(".p-value")) == fmt(bias["p_value"], 3)
+    assert text_of(page.locator(".p-value")) == fmt_p_stated(bias["p_value"])
     raters = page.locator("dl.rater-counts dd").first
     assert text_of(raters) == str(Rater.objects.filter(study=demo).count())
 

@@ -14,6 +14,7 @@ from apps.analysis import labels
 from apps.analysis.stats.inputs import Thresholds
 from apps.dashboard.context import RESULT_SECTIONS
 from apps.findings import figures
+from apps.findings.document import VIEWS, default_items_view
 from apps.studies.models import Item, Question, Study
 
 Payload = Mapping[str, Any]
@@ -115,3 +116,12 @@ def download_url(request: HttpRequest, study: Study, name: str) -> str:
     url = reverse("dashboard:results_data", args=[study.slug, name])
     view = request.GET.get("view")
     return f"{url}?view={view}" if view in ("all", "evidence") else url
+
+
+def items_view(request: HttpRequest, study: Study) -> str:
+    """The items a page's figures rest on: `?view=` when given, else the study's setting, the
+    same default on every page and in the report (apps.findings.document)."""
+    chosen = request.GET.get("view", "")
+    if chosen in VIEWS:
+        return chosen
+    return default_items_view(exclude_items_not_evidence=study.exclude_items_not_evidence)

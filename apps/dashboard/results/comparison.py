@@ -21,10 +21,13 @@ from apps.dashboard.results.common import (
     Table,
     download_url,
     group_order,
+    items_view,
     load_questions,
 )
+from apps.findings.answer import Answer, study_answer
+from apps.findings.document import items_left_out
 from apps.reports.tables import models_table
-from apps.studies.models import Study
+from apps.studies.models import Question, Study
 
 DIMENSIONS = ("by_level", "by_humor_type", "by_language")
 
@@ -89,10 +92,46 @@ def source_rows(view: Payload, questions: Questions) -> list[dict[str, Any]]:
     return rows
 
 
+def primary_scale(study: Study, question: str | None) -> tuple[float, float] | None:
+    """The primary question's scale ends, for "on the 1–7 scale"."""
+    bounds = (
+        Question.objects.filter(rubric_id=study.rubric_id, name=question)
+        .values_list("min_value", "max_value")
+        .first()
+    )
+    return (float(bounds[0]), float(bounds[1])) if bounds else None
+
+
+def answer_for(
+    study: Study,
+    payload: Payload,
+    view: Payload,
+    *,
+    view_label: str,
+    items: str,
+    questions: Questions,
+) -> Answer | None:
+    """The study's answer for the shown view, from the same stored section as the tables."""
+    named = study.rubric.primary_question
+    primary = named if named in questions.scale else None
+    return study_answer(
+        view,
+        question=primary,
+        scale=primary_scale(study, primary),
+        humor=study.rubric.kind == "humor",
+        view_label=view_label,
+        warnings=payload.get("warnings") or [],
+        not_evidence=items_left_out(payload),
+        evidence_only=items == "evidence",
+        exclusions=len((payload.get("exclusions") or {}).get("entries") or []),
+    )
+
+
 def models_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
     models = payload.get("models") or {}
     questions = load_questions(study, payload)
     key, view = chosen_view(models, request.GET.get("view_of"))
+    choices = view_choices(models, humor=study.rubric.kind == "humor")
     differences = [
         row
         for row in view.get("differences") or []
@@ -102,7 +141,15 @@ def models_context(request: HttpRequest, study: Study, payload: Payload) -> dict
         "models": models,
         "questions": questions,
         "view_key": key,
-        "view_choices": view_choices(models, humor=study.rubric.kind == "humor"),
+        "view_choices": choices,
+        "answer": answer_for(
+            study,
+            payload,
+            view,
+            view_label=_("the whole study") if key == "overall" else dict(choices).get(key, key),
+            items=items_view(request, study),
+            questions=questions,
+        ),
         "rows": source_rows(view, questions),
         "differences": differences,
         "rank_basis": rank_basis_label(view.get("rank_basis")),

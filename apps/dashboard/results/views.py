@@ -39,6 +39,7 @@ from apps.dashboard.results.common import (
     Questions,
     Table,
     group_order,
+    items_view,
     load_questions,
 )
 from apps.dashboard.results.comparison import models_context, models_csv
@@ -57,6 +58,7 @@ from apps.dashboard.results.quality import (
 from apps.dashboard.results.safety import safety_context, safety_csv
 from apps.dashboard.results.summary import summary_context, summary_csv
 from apps.dashboard.results.turing import turing_context, turing_csv
+from apps.findings.document import has_evidence_view, shown_document
 from apps.reports.writers import headline_comparison
 from apps.studies.access import study_view
 from apps.studies.models import Study
@@ -125,27 +127,14 @@ def _result(study: Study) -> StudyResult | None:
         return None
 
 
-VIEWS = ("evidence", "all")
-
-
-def _view(
-    request: HttpRequest, study: Study, payload: Payload, section: str
-) -> tuple[Payload, dict[str, Any]]:
-    """The payload for the chosen view, and what the page says about the two views.
-
-    Items that are not evidence about their model (culture-dependent, safety-intercepted) have
-    a second, stored document without them. The method's summary table leaves them out by
-    default when the study's setting says so; every other page starts from all items. `?view=`
-    switches any page. Both documents are read, never computed, here.
-    """
-    evidence = payload.get("evidence_only")
-    if not evidence:
+def _view(request: HttpRequest, study: Study, payload: Payload) -> tuple[Payload, dict[str, Any]]:
+    """The payload for the chosen view, and what the page says about the two views. Both
+    documents are read, never computed, here."""
+    if not has_evidence_view(payload):
         return payload, {}
-    default = "evidence" if section == "summary" and study.exclude_items_not_evidence else "all"
-    chosen = request.GET.get("view", default)
-    if chosen not in VIEWS:
-        chosen = default
-    shown = {**payload, **evidence["results"]} if chosen == "evidence" else payload
+    chosen = items_view(request, study)
+    evidence = payload["evidence_only"]
+    shown = shown_document(payload, chosen)
     questions = load_questions(study, payload)
     named = study.rubric.primary_question
     primary: str | None = named if named in questions.all else None
@@ -175,7 +164,7 @@ def _render(
             "dashboard/results_empty.html",
             {"study": study, "section_title": title, "state": state},
         )
-    payload, switch = _view(request, study, result.payload, section)
+    payload, switch = _view(request, study, result.payload)
     context = {
         "study": study,
         "result": result,
@@ -206,7 +195,7 @@ def chart_data(request: HttpRequest, study: Study, name: str) -> HttpResponse:
     result = _result(study)
     if result is None:
         raise Http404("no results yet")
-    payload, _switch = _view(request, study, result.payload, name)
+    payload, _switch = _view(request, study, result.payload)
     table = _csv_table(name, study, payload)
     if table is None:  # pragma: no cover - CSV_NAMES and _csv_table list the same names
         raise Http404("no such download")

@@ -25,6 +25,18 @@ def num(value: float | None, digits: int = 2) -> str:
 
 
 @register.filter
+def p_value(value: float | None) -> str:
+    """A p-value, "< 0.001" below that."""
+    return charts.fmt_p(value)
+
+
+@register.filter
+def p_stated(value: float | None) -> str:
+    """ "p = 0.023" or "p < 0.001"."""
+    return charts.fmt_p_stated(value)
+
+
+@register.filter
 def pct(value: float | None, digits: int = 1) -> str:
     return charts.fmt_pct(value, int(digits))
 
