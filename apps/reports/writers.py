@@ -27,6 +27,9 @@ from apps.analysis.stats.inputs import Thresholds
 from apps.analysis.stats.report import RATER_DIMENSIONS
 from apps.core.spreadsheet import SafeCsvWriter
 from apps.findings import charts
+from apps.findings.answer import study_answer
+from apps.findings.document import default_items_view, items_left_out, shown_document
+from apps.findings.estimands import estimand_label, group_estimand, group_means
 from apps.findings.figures import alpha_level, group_order
 from apps.reports import sections
 from apps.reports.tables import (
@@ -314,21 +317,29 @@ def _summary(
     if turing:
         columns.append(_("Turing accuracy"))
     rows = []
+    # Per source, the model comparison's means (items and raters random), as on every page.
+    means = group_means(document, dimension)
     for group in group_order(groups, dimension):
         entry = groups[group]
         row = [labels.group_label(group, dimension, humor=humor), fmt(entry.get(size))]
         for q in shown:
-            stats = (entry.get("questions") or {}).get(q.name)
+            stats = (means.get(group) or {}).get(q.name)
             row.append(fmt_percent(stats) if q.is_binary else fmt_interval(stats))
         if offense:
             row.append(fmt_percent((entry.get("offense") or {}).get("any_rater")))
         if asked:
             # The share of raters' answers that flagged it: the offense question's own mean.
-            row.append(fmt_percent((entry.get("questions") or {}).get("offensive")))
+            row.append(fmt_percent((means.get(group) or {}).get("offensive")))
         if turing:
             row.append(fmt_percent(entry.get("turing_accuracy")))
         rows.append(row)
-    return {"title": title, "dimension": dimension, "columns": columns, "rows": rows}
+    return {
+        "title": title,
+        "dimension": dimension,
+        "columns": columns,
+        "rows": rows,
+        "estimand": estimand_label(group_estimand(document, dimension)),
+    }
 
 
 def _has_types(document: dict[str, Any]) -> bool:
@@ -471,7 +482,9 @@ def _turing(document: dict[str, Any]) -> list[dict[str, Any]]:
             "d_prime": fmt(entry.get("d_prime")),
             "p_vs_chance": charts.fmt_p((entry.get("vs_chance") or {}).get("p_value")),
             "vs_human": fmt_percent(entry.get("vs_human")) if entry.get("vs_human") else DASH,
-            "vs_human_p": charts.fmt_p((entry.get("vs_human") or {}).get("p_holm")),
+            "vs_human_p": charts.fmt_p_stated((entry.get("vs_human") or {}).get("p_holm"))
+            if (entry.get("vs_human") or {}).get("p_holm") is not None
+            else "—",
             "verdict": sections.verdict_label(entry.get("verdict")),
         }
         for source, entry in entries
@@ -766,12 +779,11 @@ def report_context(
     )
     level = document.get("level")
     thresholds = Thresholds()
-    evidence = document.get("evidence_only") or {}
-    summary_document = (
-        {**document, **evidence["results"]}
-        if study.exclude_items_not_evidence and evidence.get("results")
-        else document
-    )
+    # Every figure follows the study's setting, as every page does (apps.findings.document):
+    # without the items that are not evidence about their model when the study leaves them out.
+    items = default_items_view(exclude_items_not_evidence=study.exclude_items_not_evidence)
+    summary_document = shown_document(document, items)
+    primary_question = next((q for q in questions if q.name == primary), None)
     provenance = provenance_table(document, study=study.slug)
     computed_at = document.get("computed_at") or ""
     with contextlib.suppress(ValueError):
@@ -856,13 +868,24 @@ def report_context(
                 else []
             ),
         ],
-        "summary_left_out": len(evidence.get("left_out") or [])
-        if summary_document is not document
-        else 0,
-        "leaderboards": _leaderboards(document, study, primary),
+        "summary_left_out": items_left_out(document) if items == "evidence" else 0,
+        "answer": study_answer(
+            summary_document.get("models") or {},
+            question=primary if primary_question and not primary_question.is_binary else None,
+            scale=(float(primary_question.min_value), float(primary_question.max_value))
+            if primary_question
+            else None,
+            humor=humor,
+            view_label=_("the whole study"),
+            warnings=summary_document.get("warnings") or [],
+            not_evidence=items_left_out(document),
+            evidence_only=items == "evidence",
+            exclusions=len((document.get("exclusions") or {}).get("entries") or []),
+        ),
+        "leaderboards": _leaderboards(summary_document, study, primary),
         "agreement": _agreement(document, questions),
         "turing": _turing(document),
-        "models": _models(document, questions, primary, humor=humor),
+        "models": _models(summary_document, questions, primary, humor=humor),
         "diagnostics": _diagnostics(document),
         "warnings": labels.study_warnings(
             document.get("warnings") or [], document.get("items") or []

@@ -16,6 +16,7 @@ from apps.analysis.services import study_aggregate
 from apps.findings.answer import strength_of, study_answer
 from apps.findings.charts import fmt, fmt_p_stated
 from apps.findings.document import default_items_view, shown_document
+from apps.reports import services
 from apps.studies.services import study_member_add
 
 
@@ -174,3 +175,26 @@ def test_on_the_models_page_every_number_of_the_answer_is_the_tables(demo_study,
         )
         assert table_row
         assert fmt_p_stated(row["p_holm"]).removeprefix("p = ").removeprefix("p ") in table_row[1]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_report_opens_with_the_same_answer_as_the_models_page(
+    demo_study, django_user_model, language
+):
+    study_aggregate(study=demo_study, rounds=30)
+    user = django_user_model.objects.create_user("researcher", password="pw-researcher-1")
+    study_member_add(study=demo_study, user=user)
+    client = Client(HTTP_ACCEPT_LANGUAGE=language)
+    client.force_login(user)
+    client.post("/i18n/setlang/", {"language": language})
+    page = html.unescape(client.get(f"/studies/{demo_study.slug}/results/models/").content.decode())
+    report = html.unescape(services.study_report_html(study=demo_study, language=language))
+    statements = re.compile(r'<li data-a="[^"]+" data-b="[^"]+"[^>]*>(.*?)</li>', re.S)
+    on_page = statements.findall(re.search(r'<section class="answer".*?</section>', page, re.S)[0])
+    in_report = statements.findall(
+        re.search(r'<section class="answer".*?</section>', report, re.S)[0]
+    )
+    assert on_page
+    assert in_report == on_page
+    assert report.index('class="answer"') < report.index('id="method"')

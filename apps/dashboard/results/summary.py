@@ -26,6 +26,7 @@ from apps.dashboard.results.common import (
     interval_cells,
     load_questions,
 )
+from apps.findings.estimands import THESE_ITEMS, estimand_label, group_estimand, group_means
 from apps.studies.models import Question, Rubric, Study
 
 # What the statistics put in place of an item's empty humor type (apps/analysis/selectors.py).
@@ -53,6 +54,8 @@ def group_rows(
 ) -> list[dict[str, Any]]:
     table = (payload.get("groups") or {}).get(dimension) or {}
     label = group_label if humor else neutral_group_label
+    # Per source, the model comparison's means (items and raters random): the Models page's.
+    means = group_means(payload, dimension)
     rows = []
     for name in group_order(table.keys(), dimension):
         entry = table[name]
@@ -62,7 +65,7 @@ def group_rows(
                 "label": label(name, dimension),
                 "n_items": entry.get("n_items"),
                 "n_raters": entry.get("n_raters"),
-                "questions": [(entry.get("questions") or {}).get(q) for q in questions.scale],
+                "questions": [(means.get(name) or {}).get(q) for q in questions.scale],
                 "offense_rate": entry.get("offense_rate"),
                 "offense_any": (entry.get("offense") or {}).get("any_rater"),
                 "offense_share": (entry.get("offense") or {}).get("share_of_raters"),
@@ -178,10 +181,13 @@ def summary_context(request: HttpRequest, study: Study, payload: Payload) -> dic
                 "dimension": dim,
                 "title": title,
                 "rows": group_rows(payload, dim, questions, humor=humor),
+                "estimand": estimand_label(group_estimand(payload, dim)),
             }
             for dim, title in tables
         ],
         "background": group_rows(payload, "background", questions, humor=humor),
+        # Splits by rater describe these items: their means hold the items fixed.
+        "rater_estimand": estimand_label(THESE_ITEMS),
         "rater_language": group_rows(payload, "rater_language", questions, humor=humor)
         if several_languages or len(groups.get("rater_language") or {}) > 1
         else [],
@@ -213,15 +219,18 @@ def summary_csv(study: Study, payload: Payload, questions: Questions) -> Table:
     # show them (appended: scripts reading the earlier columns by position keep working).
     for reading in ("any_rater", "share_of_raters"):
         header += [f"offense_{reading}_{part}" for part in ("rate", "ci_low", "ci_high", "n")]
+    # What the means estimate, as the page names it (apps.findings.estimands).
+    header.append("means_estimand")
     rows = []
     groups = payload.get("groups") or {}
     for dimension in GROUP_DIMENSIONS:
         table = groups.get(dimension) or {}
+        means = group_means(payload, dimension)
         for name in group_order(table.keys(), dimension):
             entry = table[name]
             row = [dimension, name, entry.get("n_items"), entry.get("n_raters")]
             for q in questions.all:
-                row += interval_cells((entry.get("questions") or {}).get(q))
+                row += interval_cells((means.get(name) or {}).get(q))
             row += interval_cells(entry.get("turing_accuracy"))
             row += [
                 entry.get("offense_rate"),
@@ -230,5 +239,6 @@ def summary_csv(study: Study, payload: Payload, questions: Questions) -> Table:
             ]
             for reading in ("any_rater", "share_of_raters"):
                 row += interval_cells((entry.get("offense") or {}).get(reading))
+            row.append(group_estimand(payload, dimension))
             rows.append(row)
     return header, rows
