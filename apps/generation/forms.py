@@ -19,6 +19,11 @@ class PromptSetUploadForm(forms.Form):
     )
     file = forms.FileField(label=_("Prompts file (.jsonl or .csv)"))
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Beside the model form on the overview page, which also has a name: ids of its own.
+        kwargs.setdefault("auto_id", "upload_%s")
+        super().__init__(*args, **kwargs)
+
 
 class PromptSetForm(forms.Form):
     name = forms.CharField(label=_("Name"), max_length=120)
@@ -76,6 +81,11 @@ class PromptForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2}),
     )
     humor_type = forms.CharField(label=_("Humor type (optional)"), max_length=64, required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Below the prompt set's own form, which also has a humor type: ids of its own.
+        kwargs.setdefault("auto_id", "prompt_%s")
+        super().__init__(*args, **kwargs)
 
     def clean_context(self) -> list[dict[str, str]]:
         return _turns(self.cleaned_data.get("context") or "")

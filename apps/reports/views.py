@@ -35,7 +35,8 @@ class ExportForm(forms.Form):
             "required": gettext_lazy("Choose a format."),
         },
     )
-    language = forms.ChoiceField(
+    # Not `language`: the interface's language switch on the same page posts that name.
+    report_language = forms.ChoiceField(
         label=gettext_lazy("Language of the report"),
         choices=ExportLanguage.choices,
         required=False,
@@ -73,7 +74,8 @@ def _page(
 ) -> HttpResponse:
     context = {
         "study": study,
-        "form": form or ExportForm(initial={"language": services.export_language_parse(None)}),
+        "form": form
+        or ExportForm(initial={"report_language": services.export_language_parse(None)}),
         "jobs": export_job_list(study=study),
         "tables": SELECTABLE_TABLES,
         "result": StudyResult.objects.filter(study=study).only("computed_at").first(),
@@ -94,7 +96,7 @@ def exports(request: HttpRequest, study: Study) -> HttpResponse:
             study=study,
             user=request.user,
             fmt=form.cleaned_data["format"],
-            language=form.cleaned_data["language"] or None,
+            language=form.cleaned_data["report_language"] or None,
         )
     except DomainError as exc:
         form.add_error("format", exc.message)
