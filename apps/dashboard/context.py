@@ -7,14 +7,15 @@ from django.utils.translation import gettext_lazy as _
 
 from apps.core.heartbeat import worker_state
 
-# The results sections, in tab order: (URL key, tab label).
+# The results sections, in the study's order: (URL key, tab label). Quality (who rated what,
+# and how carefully) is read while ratings are collected, so the navigation shows it there.
 RESULT_SECTIONS = [
+    ("quality", _("Quality")),
     ("models", _("Models")),
     ("leaderboard", _("Leaderboard")),
     ("items", _("Items")),
     ("agreement", _("Agreement")),
     ("turing", _("Turing")),
-    ("quality", _("Quality")),
     ("safety", _("Safety")),
 ]
 
