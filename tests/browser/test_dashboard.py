@@ -427,7 +427,7 @@ def test_every_export_and_results_csv_downloads_and_parses_back(tab: Tab, demo: 
     tables = {}
     for index in range(links.count()):
         name, data = download(page, links.nth(index))
-        table = name.removeprefix(f"{demo.slug}-").removesuffix(".csv")
+        table = name.removeprefix(f"{demo.slug}-").removesuffix("-en.csv")
         tables[table] = csv_rows(data)
     assert set(tables) == RESULT_TABLES
     assert tables["bradley_terry"][0]["item"] == top["item"]
