@@ -128,7 +128,9 @@ def test_an_export_job_takes_the_requesters_language_unless_another_is_chosen(
     assert '<option value="zh-hans" selected>' in page
     with django_capture_on_commit_callbacks(execute=True):
         assert client.post(url, {"format": "report-html"}).status_code == 302
-        assert client.post(url, {"format": "report-html", "report_language": "en"}).status_code == 302
+        assert (
+            client.post(url, {"format": "report-html", "report_language": "en"}).status_code == 302
+        )
     chinese, english = ExportJob.objects.order_by("pk")
     assert (chinese.language, english.language) == ("zh-hans", "en")
     for job, heading in ((chinese, "<h2>方法</h2>"), (english, "<h2>Method</h2>")):
