@@ -7,8 +7,11 @@ from collections.abc import Collection, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from apps.core.errors import LineError
 from apps.core.lines import Record
+from apps.core.sentences import Sentence
 
 # Fields with this prefix go into `meta`: "meta.dataset", "meta.split" become
 # {"dataset": ..., "split": ...}. Extra CSV columns go there under their own name.
@@ -29,8 +32,11 @@ class LineFields:
     def ok(self) -> bool:
         return len(self.errors) == self._start
 
-    def error(self, field: str, message: str) -> None:
-        self.errors.append(LineError(self.record.line, field, message))
+    def error(self, field: str, message: str | Sentence, /, **params: Any) -> None:
+        """A problem with `field`: `message` a message id (marked with gettext_noop) and its
+        parameters, or a sentence; a page shows it in its reader's language."""
+        sentence = message if isinstance(message, Sentence) else Sentence(message, params)
+        self.errors.append(LineError.said(self.record.line, field, sentence))
 
     def has(self, name: str) -> bool:
         return self.record.fields.get(name) is not None
@@ -39,7 +45,7 @@ class LineFields:
         allowed_set = set(allowed)
         for name in self.record.fields:
             if name not in allowed_set:
-                self.error(name, "is not a known field")
+                self.error(name, gettext_noop("is not a known field"))
 
     def string(
         self, name: str, *, required: bool = False, max_length: int = 10_000, default: str = ""
@@ -47,18 +53,20 @@ class LineFields:
         value = self.record.fields.get(name)
         if value is None:
             if required:
-                self.error(name, "is required")
+                self.error(name, gettext_noop("is required"))
                 return None
             return default
         if not isinstance(value, str):
-            self.error(name, f"must be a string, got {type(value).__name__}")
+            self.error(
+                name, gettext_noop("must be a string, got %(type)s"), type=type(value).__name__
+            )
             return None
         value = value.strip()
         if required and not value:
-            self.error(name, "must not be empty")
+            self.error(name, gettext_noop("must not be empty"))
             return None
         if len(value) > max_length:
-            self.error(name, f"is longer than {max_length} characters")
+            self.error(name, gettext_noop("is longer than %(max)s characters"), max=max_length)
             return None
         return value
 
@@ -69,7 +77,12 @@ class LineFields:
         if value is None or (not required and value == default):
             return value
         if value not in choices:
-            self.error(name, f"must be one of {', '.join(sorted(choices))}; got {value!r}")
+            self.error(
+                name,
+                gettext_noop("must be one of %(choices)s; got %(value)s"),
+                choices=", ".join(sorted(choices)),
+                value=repr(value),
+            )
             return None
         return value
 
@@ -83,10 +96,22 @@ class LineFields:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            self.error(name, f"must be an integer from {minimum} to {maximum}, got {value!r}")
+            self.error(
+                name,
+                gettext_noop("must be an integer from %(min)s to %(max)s, got %(value)s"),
+                min=minimum,
+                max=maximum,
+                value=repr(value),
+            )
             return None
         if not minimum <= value <= maximum:
-            self.error(name, f"must be from {minimum} to {maximum}, got {value}")
+            self.error(
+                name,
+                gettext_noop("must be from %(min)s to %(max)s, got %(value)s"),
+                min=minimum,
+                max=maximum,
+                value=str(value),
+            )
             return None
         return value
 
@@ -98,17 +123,24 @@ class LineFields:
             try:
                 value = float(value)
             except ValueError:
-                self.error(name, f"must be a number, got {value!r}")
+                self.error(name, gettext_noop("must be a number, got %(value)s"), value=repr(value))
                 return None
         if (
             isinstance(value, bool)
             or not isinstance(value, int | float)
             or not math.isfinite(value)
         ):
-            self.error(name, f"must be a finite number, got {value!r}")
+            self.error(
+                name, gettext_noop("must be a finite number, got %(value)s"), value=repr(value)
+            )
             return None
         if minimum is not None and value < minimum:
-            self.error(name, f"must be at least {minimum}, got {value}")
+            self.error(
+                name,
+                gettext_noop("must be at least %(min)s, got %(value)s"),
+                min=minimum,
+                value=str(value),
+            )
             return None
         return float(value)
 
@@ -122,7 +154,7 @@ class LineFields:
             return bool(value)
         if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
             return value.strip().lower() in _TRUE
-        self.error(name, f"must be true or false, got {value!r}")
+        self.error(name, gettext_noop("must be true or false, got %(value)s"), value=repr(value))
         return None
 
     def timestamp(self, name: str) -> datetime | None:
@@ -131,12 +163,14 @@ class LineFields:
         if value is None:
             return None
         if not isinstance(value, str):
-            self.error(name, "must be an ISO-8601 date and time string")
+            self.error(name, gettext_noop("must be an ISO-8601 date and time string"))
             return None
         try:
             moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
         except ValueError:
-            self.error(name, f"is not an ISO-8601 date and time: {value!r}")
+            self.error(
+                name, gettext_noop("is not an ISO-8601 date and time: %(value)s"), value=repr(value)
+            )
             return None
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
@@ -147,7 +181,7 @@ class LineFields:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            self.error(name, "must be a JSON object")
+            self.error(name, gettext_noop("must be a JSON object"))
             return None
         return value
 
@@ -172,12 +206,19 @@ def meta_of(fields: LineFields, known: frozenset[str]) -> dict[str, Any] | None:
         if not key:
             fields.error(
                 name,
-                "is not a known field (keep extra data in a 'meta' object or a "
-                f"'{META_PREFIX}{name}' column)",
+                gettext_noop(
+                    "is not a known field (keep extra data in a 'meta' object or a "
+                    "'%(column)s' column)"
+                ),
+                column=f"{META_PREFIX}{name}",
             )
             continue
         if key in merged:
-            fields.error(name, f"repeats meta key {key!r} given in the 'meta' object")
+            fields.error(
+                name,
+                gettext_noop("repeats meta key %(key)s given in the 'meta' object"),
+                key=repr(key),
+            )
             continue
         merged[key] = value
     return merged

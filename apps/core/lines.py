@@ -14,8 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from django.utils.translation import gettext_noop
+
 from apps.core import jsonsafe
 from apps.core.errors import ImportRejected, LineError
+from apps.core.sentences import Sentence
+
+
+def _said(line: int, field: str, msgid: str, **params: object) -> LineError:
+    return LineError.said(line, field, Sentence(msgid, params))
 
 
 def _join_cell(column: str, path: str) -> str:
@@ -39,7 +46,9 @@ def _decode(data: bytes) -> str:
     except UnicodeDecodeError as exc:
         # Count the lines before the bad byte so the error names where to look.
         line = data[: exc.start].count(b"\n") + 1
-        raise ImportRejected([LineError(line, "(file)", "is not valid UTF-8 text")]) from exc
+        raise ImportRejected(
+            [_said(line, "(file)", gettext_noop("is not valid UTF-8 text"))]
+        ) from exc
 
 
 def _unstorable(value: Any) -> str | None:
@@ -99,14 +108,21 @@ def read_jsonl(text: str) -> Iterator[Record | LineError]:
         try:
             value = jsonsafe.loads(raw)
         except json.JSONDecodeError as exc:
-            yield LineError(number, "(line)", f"is not valid JSON: {exc.msg} at column {exc.colno}")
+            # The parser's own words (exc.msg) are a diagnostic, kept as they are.
+            yield _said(
+                number,
+                "(line)",
+                gettext_noop("is not valid JSON: %(problem)s at column %(column)s"),
+                problem=exc.msg,
+                column=exc.colno,
+            )
             continue
         except jsonsafe.JsonRejected as exc:
             field = exc.path.partition(".")[0].split("[")[0] or "(line)"
             yield LineError(number, field, f"{exc.path + ' ' if exc.path else ''}{exc.message}")
             continue
         if not isinstance(value, dict):
-            yield LineError(number, "(line)", "must be a JSON object")
+            yield _said(number, "(line)", gettext_noop("must be a JSON object"))
             continue
         # Decoded UTF-8 holds no lone surrogates and JSON refuses raw control characters, so
         # only a \u escape can put an unstorable character in a value.
@@ -126,11 +142,11 @@ def read_csv(
     except StopIteration:
         return
     except csv.Error as exc:
-        yield LineError(1, "(header)", f"is not valid CSV: {exc}")
+        yield _said(1, "(header)", gettext_noop("is not valid CSV: %(problem)s"), problem=str(exc))
         return
     header = [name.strip() for name in header]
     if len(set(header)) != len(header):
-        yield LineError(1, "(header)", "names a column twice")
+        yield _said(1, "(header)", gettext_noop("names a column twice"))
         return
     while True:
         try:
@@ -138,13 +154,24 @@ def read_csv(
         except StopIteration:
             return
         except csv.Error as exc:
-            yield LineError(reader.line_num, "(line)", f"is not valid CSV: {exc}")
+            yield _said(
+                reader.line_num,
+                "(line)",
+                gettext_noop("is not valid CSV: %(problem)s"),
+                problem=str(exc),
+            )
             return
         number = reader.line_num
         if not any(cell.strip() for cell in row):
             continue
         if len(row) != len(header):
-            yield LineError(number, "(line)", f"has {len(row)} cells, the header has {len(header)}")
+            yield _said(
+                number,
+                "(line)",
+                gettext_noop("has %(cells)s cells, the header has %(columns)s"),
+                cells=len(row),
+                columns=len(header),
+            )
             continue
         fields: dict[str, Any] = {}
         bad = False
@@ -155,7 +182,7 @@ def read_csv(
                 try:
                     fields[name] = jsonsafe.loads(cell)
                 except json.JSONDecodeError:
-                    yield LineError(number, name, "is not valid JSON")
+                    yield _said(number, name, gettext_noop("is not valid JSON"))
                     bad = True
                     break
                 except jsonsafe.JsonRejected as exc:
@@ -183,7 +210,14 @@ def read_records(
     if suffix in {".jsonl", ".ndjson", ".json"}:
         return read_jsonl(text)
     raise ImportRejected(
-        [LineError(0, "(file)", f"has an unknown type {suffix or '(none)'!r}; use .jsonl or .csv")]
+        [
+            _said(
+                0,
+                "(file)",
+                gettext_noop("has an unknown type %(suffix)s; use .jsonl or .csv"),
+                suffix=repr(suffix or "(none)"),
+            )
+        ]
     )
 
 
@@ -216,10 +250,12 @@ def parse_unique_rows(
             continue
         if row.external_id in first_line:
             errors.append(
-                LineError(
+                _said(
                     row.line,
                     "id",
-                    f"duplicates id {row.external_id!r} of line {first_line[row.external_id]}",
+                    gettext_noop("duplicates id %(id)s of line %(first)s"),
+                    id=repr(row.external_id),
+                    first=first_line[row.external_id],
                 )
             )
             continue

@@ -49,6 +49,9 @@ class Exclusion(models.Model):
     judgment_kind = models.CharField(max_length=16, choices=JudgmentKind.choices, blank=True)
     judgment_id = models.BigIntegerField(null=True, blank=True)
     reason = models.TextField()
+    # A rule's reason as a sentence (apps/core/sentences.py), shown in the reader's language;
+    # empty when a researcher wrote the reason (or on rows stored before reasons were so).
+    reason_message = models.JSONField(default=dict, blank=True)
     # The rule that proposed it ("" when a researcher excluded by hand), and its evidence.
     rule = models.CharField(max_length=16, choices=Rule.choices, blank=True)
     evidence = models.JSONField(default=dict, blank=True)

@@ -16,6 +16,7 @@ from apps.analysis.services import study_results_request
 from apps.core.errors import Conflict, DomainError, NotFound
 from apps.exclusions.evidence import RaterQuality, rater_quality
 from apps.exclusions.models import Exclusion, ExclusionProposal, JudgmentKind, Rule
+from apps.exclusions.reasons import proposal_sentence
 from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
 from apps.raters.models import Rater
 from apps.studies.models import Item, Study
@@ -81,9 +82,11 @@ def exclusion_create(
     judgment_kind: str = "",
     rule: str = "",
     evidence: dict[str, Any] | None = None,
+    reason_message: dict[str, Any] | None = None,
     request_results: bool = True,
 ) -> Exclusion:
-    """Leave a rater, a judgment or an item out of the analysis, with a required reason."""
+    """Leave a rater, a judgment or an item out of the analysis, with a required reason (and,
+    when a rule wrote it, the same reason as a sentence shown in the reader's language)."""
     fields = _target_fields(study, target, subject, judgment_kind)
     try:
         with transaction.atomic():
@@ -91,6 +94,7 @@ def exclusion_create(
                 study=study,
                 target=target,
                 reason=_reason(reason),
+                reason_message=reason_message or {},
                 rule=rule,
                 evidence=evidence or {},
                 created_by=_who(user),
@@ -157,27 +161,9 @@ def _findings(quality: RaterQuality) -> dict[str, dict[str, Any]]:
     return found
 
 
-def _describe(rule: str, evidence: dict[str, Any]) -> str:
-    if rule == Rule.ATTENTION:
-        return (
-            f"failed {evidence['failed']} of {evidence['checks']} attention checks "
-            f"(more than {evidence['max_allowed']} allowed)"
-        )
-    if rule == Rule.SPEEDER:
-        return (
-            f"median {evidence['median_seconds']} s per task over {evidence['timed_tasks']} "
-            f"tasks, below {evidence['threshold_seconds']} s"
-        )
-    if rule == Rule.STRAIGHT_LINE:
-        return (
-            f"the same value on every scale for {evidence['longest_run']} scorecards in a row "
-            f"(threshold {evidence['threshold_tasks']})"
-        )
-    return f"chose the {evidence['side']} item in all {evidence['pairs']} pairs"
-
-
 def proposal_reason(proposal: ExclusionProposal) -> str:
-    return f"{Rule(proposal.rule).label}: {_describe(proposal.rule, proposal.evidence)}"
+    """The rule's finding in the reader's language."""
+    return proposal_sentence(proposal.rule, proposal.evidence).text()
 
 
 @transaction.atomic
@@ -229,12 +215,17 @@ def _confirm(
         study=study, rater_id=proposal.rater_id, undone_at__isnull=True
     ).first()
     if exclusion is None:
+        # The rule's finding unless the researcher wrote a reason: stored in English (for the
+        # exports and the API) and as a sentence, so each reader sees it in their language.
+        found = proposal_sentence(proposal.rule, proposal.evidence)
+        own = (reason or "").strip()
         exclusion = exclusion_create(
             study=study,
             user=user,
             target=Exclusion.Target.RATER,
             subject=proposal.rater.external_id,
-            reason=(reason or "").strip() or proposal_reason(proposal),
+            reason=own or found.english(),
+            reason_message={} if own else found.as_dict(),
             rule=proposal.rule,
             evidence=proposal.evidence,
             request_results=request_results,

@@ -60,6 +60,9 @@ class ImportJob(models.Model):
     # A failed job: why, and its bad lines ([{line, field, message}], the first
     # IMPORT_MAX_STORED_ERRORS of `error_count`).
     error = models.TextField(blank=True)
+    # The same, as a sentence (apps/core/sentences.py) shown in the reader's language; each bad
+    # line's sentence is kept beside its message in `errors`.
+    error_message = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True)
     error_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)

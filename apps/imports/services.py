@@ -24,9 +24,11 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.text import get_valid_filename
+from django.utils.translation import gettext_noop
 
 from apps.core import files
 from apps.core.errors import DomainError, ImportRejected, LineError
+from apps.core.sentences import Sentence
 from apps.imports.models import ImportJob, ImportKind
 from apps.studies.models import Study
 
@@ -48,7 +50,16 @@ def import_upload_check(*, upload: UploadedFile) -> None:
     if Path(name).suffix.lower() not in SUFFIXES:
         suffix = Path(name).suffix.lower() or "(none)"
         raise ImportRejected(
-            [LineError(0, "(file)", f"has an unknown type {suffix!r}; use .jsonl or .csv")]
+            [
+                LineError.said(
+                    0,
+                    "(file)",
+                    Sentence(
+                        gettext_noop("has an unknown type %(suffix)s; use .jsonl or .csv"),
+                        {"suffix": repr(suffix)},
+                    ),
+                )
+            ]
         )
     if (upload.size or 0) > settings.IMPORT_UPLOAD_MAX_BYTES:
         raise PayloadTooLarge(
@@ -135,16 +146,26 @@ def _enqueue(job_id: int) -> None:
         logger.warning("could not queue import job %s", job_id, exc_info=True)
         _finish_failed(
             ImportJob.objects.filter(pk=job_id, status=ImportJob.Status.QUEUED),
-            "the import could not be queued (the task queue is unavailable); upload it again",
+            Sentence(
+                gettext_noop(
+                    "the import could not be queued (the task queue is unavailable); upload it "
+                    "again"
+                )
+            ),
         )
 
 
-def _finish_failed(jobs: Any, message: str, **fields: Any) -> None:
+def _finish_failed(jobs: Any, message: str | Sentence | None, **fields: Any) -> None:
+    """Fail the jobs with `message`: in English, and as a sentence when it is one, for the page
+    to show in its reader's language."""
+    if isinstance(message, Sentence):
+        fields["error_message"] = message.as_dict()
+        message = message.english()
     paths = list(jobs.values_list("file_path", flat=True))
     jobs.update(
         status=ImportJob.Status.FAILED,
         stage=ImportJob.Stage.FINISHED,
-        error=message[:2000],
+        error=(message or "")[:2000],
         finished_at=timezone.now(),
         file_path="",
         **fields,
@@ -176,8 +197,12 @@ def _claim(job_id: int) -> Any:
     free = ImportJob.objects.filter(pk=job_id).filter(Q(status=ImportJob.Status.QUEUED) | _lost())
     _finish_failed(
         free.filter(attempts__gte=settings.IMPORT_MAX_ATTEMPTS),
-        "the import stopped without finishing (its worker was lost); nothing was imported — "
-        "upload the file again",
+        Sentence(
+            gettext_noop(
+                "the import stopped without finishing (its worker was lost); nothing was "
+                "imported — upload the file again"
+            )
+        ),
     )
     now = timezone.now()
     taken = free.filter(attempts__lt=settings.IMPORT_MAX_ATTEMPTS).update(
@@ -251,15 +276,26 @@ def import_job_run(*, job_id: int) -> ImportJob | None:
         data = files.read_bytes(job.file_path)
         summary = _import(job, data, _JobProgress(job, started_at))
     except ImportRejected as exc:
-        errors = [error.as_dict() for error in exc.errors[: settings.IMPORT_MAX_STORED_ERRORS]]
-        _finish_failed(mine, exc.message, errors=errors, error_count=len(exc.errors))
+        errors = [error.stored() for error in exc.errors[: settings.IMPORT_MAX_STORED_ERRORS]]
+        _finish_failed(
+            mine, exc.sentence or exc.message, errors=errors, error_count=len(exc.errors)
+        )
     except DomainError as exc:
-        _finish_failed(mine, exc.message)
+        _finish_failed(mine, exc.sentence or exc.message)
     except FileNotFoundError:
-        _finish_failed(mine, "the uploaded file is no longer on the server; upload it again")
+        _finish_failed(
+            mine,
+            Sentence(gettext_noop("the uploaded file is no longer on the server; upload it again")),
+        )
     except Exception as exc:
         logger.exception("import job %s failed", job_id)
-        _finish_failed(mine, f"the import failed and stored nothing ({type(exc).__name__}: {exc})")
+        _finish_failed(
+            mine,
+            Sentence(
+                gettext_noop("the import failed and stored nothing (%(error)s)"),
+                {"error": f"{type(exc).__name__}: {exc}"},
+            ),
+        )
     else:
         path = job.file_path
         mine.update(

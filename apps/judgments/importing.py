@@ -16,6 +16,7 @@ from typing import Any
 
 from django.utils import translation
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from apps.core.errors import LineError
 from apps.core.fields import LineFields, meta_of
@@ -146,7 +147,9 @@ class ParsedJudgments:
 def _item_ref(fields: LineFields, name: str, context: ImportContext) -> str | None:
     value = fields.string(name, required=True, max_length=128)
     if value is not None and value not in context.items_with_explanation:
-        fields.error(name, f"names item {value!r}, which is not in this study")
+        fields.error(
+            name, gettext_noop("names item %(item)s, which is not in this study"), item=repr(value)
+        )
         return None
     return value
 
@@ -157,7 +160,7 @@ def _meta(fields: LineFields, kind: str, context: ImportContext) -> dict[str, An
     allowed = context.fields_of(kind)
     for name in fields.record.fields:
         if name not in allowed and name in context.judgment_fields:
-            fields.error(name, f"is not a field of a {kind} line")
+            fields.error(name, gettext_noop("is not a field of a %(kind)s line"), kind=kind)
     return meta_of(fields, context.judgment_fields)
 
 
@@ -173,8 +176,9 @@ def _header(
     ):
         fields.error(
             "background",
-            f"{background!r} is not a background group of this study "
-            f"({', '.join([*sorted(context.backgrounds), UNKNOWN_BACKGROUND])})",
+            gettext_noop("%(value)s is not a background group of this study (%(groups)s)"),
+            value=repr(background),
+            groups=", ".join([*sorted(context.backgrounds), UNKNOWN_BACKGROUND]),
         )
     age_band = fields.choice("age_band", _AGE_BANDS) if fields.has("age_band") else None
     seconds = fields.number("seconds_into_session", minimum=0)
@@ -247,10 +251,18 @@ def _score(fields: LineFields, header: Header, context: ImportContext) -> ScoreR
         if not isinstance(value, _Absent):
             answers.append((name, value))
     if fields.ok and not answers:
-        fields.error("(line)", f"answers none of the questions ({', '.join(context.questions)})")
+        fields.error(
+            "(line)",
+            gettext_noop("answers none of the questions (%(questions)s)"),
+            questions=", ".join(context.questions),
+        )
     match = fields.choice("explanation_match", _EXPLANATION_MATCHES)
     if match and item is not None and not context.items_with_explanation.get(item):
-        fields.error("explanation_match", f"item {item!r} has no explanation to judge")
+        fields.error(
+            "explanation_match",
+            gettext_noop("item %(item)s has no explanation to judge"),
+            item=repr(item),
+        )
     if not fields.ok or item is None:
         return None
     return ScoreRow(header, item, tuple(answers), match or "")
@@ -261,7 +273,7 @@ def _pair(fields: LineFields, header: Header, context: ImportContext) -> PairRow
     right = _item_ref(fields, "right", context)
     winner = fields.string("winner", required=True, max_length=128)
     if left is not None and left == right:
-        fields.error("right", "must differ from left")
+        fields.error("right", gettext_noop("must differ from left"))
     if (
         winner is not None
         and left is not None
@@ -269,7 +281,13 @@ def _pair(fields: LineFields, header: Header, context: ImportContext) -> PairRow
         and winner not in (left, right)
     ):
         fields.error(
-            "winner", f"must be the left ({left!r}) or the right ({right!r}) item, got {winner!r}"
+            "winner",
+            gettext_noop(
+                "must be the left (%(left)s) or the right (%(right)s) item, got %(value)s"
+            ),
+            left=repr(left),
+            right=repr(right),
+            value=repr(winner),
         )
     if not fields.ok or left is None or right is None or winner is None:
         return None
@@ -315,13 +333,17 @@ def parse_judgments(
         elif known[0] != header.background:
             fields.error(
                 "background",
-                f"rater {header.rater!r} was given background {known[0]!r} earlier in the file",
+                gettext_noop("rater %(rater)s was given background %(value)s earlier in the file"),
+                rater=repr(header.rater),
+                value=repr(known[0]),
             )
             continue
         elif header.age_band is not None and known[1] not in (None, header.age_band):
             fields.error(
                 "age_band",
-                f"rater {header.rater!r} was given age band {known[1]!r} earlier in the file",
+                gettext_noop("rater %(rater)s was given age band %(value)s earlier in the file"),
+                rater=repr(header.rater),
+                value=repr(known[1]),
             )
             continue
         elif header.age_band is not None and known[1] is None:
@@ -329,7 +351,10 @@ def parse_judgments(
         if row.key in first_line:
             fields.error(
                 "(line)",
-                f"judges the same task as line {first_line[row.key]} (one judgment per rater and task)",
+                gettext_noop(
+                    "judges the same task as line %(first)s (one judgment per rater and task)"
+                ),
+                first=first_line[row.key],
             )
             continue
         first_line[row.key] = record.line

@@ -15,12 +15,14 @@ from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.analysis.services import study_results_request
 from apps.core.bulk import bulk_insert
 from apps.core.errors import Conflict, ImportRejected, LineError
 from apps.core.lines import Record, read_records
 from apps.core.progress import ImportProgress, reporting
+from apps.core.sentences import Sentence
 from apps.judgments.importing import (
     JUDGMENT_JSON_COLUMNS,
     ImportContext,
@@ -198,7 +200,9 @@ def study_judgments_import_records(
 def _judgments_store(study: Study, parsed: ParsedJudgments) -> JudgmentImportSummary:
     errors = parsed.errors
     if not parsed.rows and not errors:
-        raise ImportRejected([LineError(0, "(file)", "contains no judgments")])
+        raise ImportRejected(
+            [LineError.said(0, "(file)", Sentence(gettext_noop("contains no judgments")))]
+        )
     imported = _imported_raters(parsed.rows, parsed.raters)
     errors.extend(raters_check_imported(study=study, raters=imported))
     stored = _stored_keys(study, list(parsed.raters))

@@ -16,6 +16,7 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from apps.analysis import labels
+from apps.core.sentences import stored_text
 from apps.findings import figures
 from apps.findings.charts import fmt as fmt_number
 from apps.findings.charts import fmt_ci, fmt_pct
@@ -473,7 +474,7 @@ def _audit(audit: Payload | None) -> dict[str, Any] | None:
             if share
             else _("every candidate (L1 passes 0)")
         ),
-        "reason": audit.get("reason") or "",
+        "reason": stored_text(audit.get("reason_message"), audit.get("reason") or ""),
     }
 
 

@@ -19,8 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.utils.translation import gettext_noop
 from numpy.typing import NDArray
 from scipy import stats
+
+from apps.core.sentences import Sentence
 
 FEATURES = ("surprise", "coherence", "penalty")
 COEFFICIENT_NAMES = ("a", "b", "c")
@@ -140,7 +143,13 @@ class Verdict:
     """Whether a fit may replace the documented defaults without the researcher's say-so."""
 
     applicable: bool
-    reasons: tuple[str, ...]
+    reasons: tuple[Sentence, ...]
+
+
+def too_few_items(n: int, minimum: int) -> Sentence:
+    return Sentence(
+        gettext_noop("only %(n)s items; at least %(min)s are needed"), {"n": n, "min": minimum}
+    )
 
 
 def verdict(fit: Fit, *, min_items: int = MIN_ITEMS_PER_SCOPE) -> Verdict:
@@ -149,14 +158,19 @@ def verdict(fit: Fit, *, min_items: int = MIN_ITEMS_PER_SCOPE) -> Verdict:
     reasons say what fails; such a fit is stored and shown, but the defaults keep scoring."""
     reasons = []
     if fit.n < min_items:
-        reasons.append(f"only {fit.n} items; at least {min_items} are needed")
+        reasons.append(too_few_items(fit.n, min_items))
     if fit.cv_spearman_ci is None:
-        reasons.append("the cross-validated rho is undefined")
+        reasons.append(Sentence(gettext_noop("the cross-validated rho is undefined")))
     elif fit.cv_spearman_ci[0] <= 0:
         low, high = fit.cv_spearman_ci
         reasons.append(
-            f"the cross-validated rho interval [{low:.2f}, {high:.2f}] includes 0: "
-            "no evidence that the fit ranks items better than chance"
+            Sentence(
+                gettext_noop(
+                    "the cross-validated rho interval [%(low)s, %(high)s] includes 0: "
+                    "no evidence that the fit ranks items better than chance"
+                ),
+                {"low": f"{low:.2f}", "high": f"{high:.2f}"},
+            )
         )
     return Verdict(applicable=not reasons, reasons=tuple(reasons))
 

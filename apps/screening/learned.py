@@ -41,8 +41,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.utils.translation import gettext_noop
 from numpy.typing import NDArray
 from scipy import stats
+
+from apps.core.sentences import Sentence
 
 FEATURE_COLUMNS = ("surprise", "coherence", "neg_penalty", "surprise_x_coherence")
 PRIOR_COLUMN = "prior"
@@ -341,27 +344,43 @@ class Validation:
         return self.reasons == ()
 
     @property
-    def reasons(self) -> tuple[str, ...]:
-        """Why the fit may not replace the current scorer on its own ("" parts mean it may)."""
-        reasons: list[str] = []
+    def reasons(self) -> tuple[Sentence, ...]:
+        """Why the fit may not replace the current scorer on its own (none: it may)."""
+        reasons: list[Sentence] = []
         if self.rho.ci_low is None:
-            reasons.append("the held-out rho is undefined")
+            reasons.append(Sentence(gettext_noop("the held-out rho is undefined")))
         elif self.rho.ci_high is not None and self.rho.ci_high < 0:
             reasons.append(
-                f"the held-out rho interval [{self.rho.ci_low:.2f}, {self.rho.ci_high:.2f}] "
-                "lies below 0: the fit ranks new items worse than chance"
+                Sentence(
+                    gettext_noop(
+                        "the held-out rho interval [%(low)s, %(high)s] lies below 0: the fit "
+                        "ranks new items worse than chance"
+                    ),
+                    {"low": f"{self.rho.ci_low:.2f}", "high": f"{self.rho.ci_high:.2f}"},
+                )
             )
         elif self.rho.ci_low <= 0:
             reasons.append(
-                f"the held-out rho interval [{self.rho.ci_low:.2f}, {self.rho.ci_high:.2f}] "
-                "includes 0: no evidence that the fit ranks new items better than chance"
+                Sentence(
+                    gettext_noop(
+                        "the held-out rho interval [%(low)s, %(high)s] includes 0: no evidence "
+                        "that the fit ranks new items better than chance"
+                    ),
+                    {"low": f"{self.rho.ci_low:.2f}", "high": f"{self.rho.ci_high:.2f}"},
+                )
             )
         if not self.beats_current:
-            current = "undefined" if self.current_rho is None else f"{self.current_rho:.2f}"
-            value = "undefined" if self.rho.value is None else f"{self.rho.value:.2f}"
+            undefined = Sentence(gettext_noop("undefined"))
+            current = undefined if self.current_rho is None else f"{self.current_rho:.2f}"
+            value = undefined if self.rho.value is None else f"{self.rho.value:.2f}"
             reasons.append(
-                f"its held-out rho {value} does not beat the current scorer's {current} "
-                "on the same items"
+                Sentence(
+                    gettext_noop(
+                        "its held-out rho %(value)s does not beat the current scorer's "
+                        "%(current)s on the same items"
+                    ),
+                    {"value": value, "current": current},
+                )
             )
         return tuple(reasons)
 
@@ -484,12 +503,17 @@ def sieve_audit(
         "target": AUDIT_TARGET,
     }
     if n < AUDIT_MIN_ITEMS:
+        too_few = Sentence(
+            gettext_noop("only %(n)s rated items with an L1 score; the audit needs %(min)s"),
+            {"n": n, "min": AUDIT_MIN_ITEMS},
+        )
         result.update(
             top_quartile_kept=Estimate(None).to_json(),
             rho=Estimate(None).to_json(),
             better_than_chance=None,
             suggested_keep_share=None,
-            reason=f"only {n} rated items with an L1 score; the audit needs {AUDIT_MIN_ITEMS}",
+            reason=too_few.english(),
+            reason_message=too_few.as_dict(),
         )
         return result
     rho, kept = bootstrap_figures(scores, human, seed=seed, rounds=rounds)

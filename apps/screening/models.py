@@ -134,6 +134,8 @@ class FunnyScoreCalibration(models.Model):
     # rho interval above 0), and if not, why.
     applicable = models.BooleanField(default=True)
     not_applicable_reason = models.CharField(max_length=500, blank=True)
+    # The same reasons as sentences (apps/core/sentences.py), shown in the reader's language.
+    not_applicable_message = models.JSONField(default=list, blank=True)
     # Whether it scores items: an applicable fit at once; another only when a researcher chose
     # so explicitly (who and when are kept). The defaults score wherever no fit is applied.
     applied = models.BooleanField(default=True)
@@ -228,7 +230,11 @@ class ScreeningOutcome(models.Model):
     # The stage that decided (the last one the candidate reached).
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.TOP_K)
     kept = models.BooleanField()
+    # In English, for the exports and the API.
     reason = models.CharField(max_length=300)
+    # The same reason as a sentence id and parameters (apps/core/sentences.py), shown in the
+    # reader's language; empty on outcomes decided before reasons were stored so.
+    reason_message = models.JSONField(default=dict, blank=True)
     calibration = models.ForeignKey(
         FunnyScoreCalibration, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

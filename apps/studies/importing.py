@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from apps.core.errors import LineError
 from apps.core.fields import LineFields, meta_of
 from apps.core.lines import Record, parse_unique_rows
@@ -79,7 +81,9 @@ def _context(fields: LineFields) -> list[dict[str, str]] | None:
     if value is None:
         return []
     if not isinstance(value, list):
-        fields.error("context", 'must be a list of turns like {"role": "user", "text": "..."}')
+        fields.error(
+            "context", gettext_noop('must be a list of turns like {"role": "user", "text": "..."}')
+        )
         return None
     turns: list[dict[str, str]] = []
     for index, turn in enumerate(value):
@@ -91,7 +95,8 @@ def _context(fields: LineFields) -> list[dict[str, str]] | None:
             or set(turn) - {"role", "text"}
         ):
             fields.error(
-                f"context[{index}]", "must be an object with a string 'role' and a non-empty 'text'"
+                f"context[{index}]",
+                gettext_noop("must be an object with a string 'role' and a non-empty 'text'"),
             )
             return None
         turns.append({"role": turn["role"].strip(), "text": turn["text"]})
@@ -111,7 +116,11 @@ def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
     if language is not None:
         language = normalise(language)
         if not LANGUAGE_CODE.match(language):
-            fields.error("lang", f"must be a language code such as 'en' or 'zh', got {language!r}")
+            fields.error(
+                "lang",
+                gettext_noop("must be a language code such as 'en' or 'zh', got %(value)s"),
+                value=repr(language),
+            )
     context = _context(fields)
     scenario = fields.string("scenario", max_length=MAX_TEXT)
     explanation = fields.string("explanation", max_length=MAX_TEXT)
@@ -123,9 +132,15 @@ def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
     # Without its dialogue a multi-turn reply, or without its situation a scenario response,
     # cannot be judged for what it is: refuse rather than show raters half an item.
     if level == Item.Level.MULTI_TURN and context == []:
-        fields.error("context", "is required for a multi_turn item (the dialogue before the reply)")
+        fields.error(
+            "context",
+            gettext_noop("is required for a multi_turn item (the dialogue before the reply)"),
+        )
     if level == Item.Level.SCENARIO and scenario == "":
-        fields.error("scenario", "is required for a scenario item (the situation responded to)")
+        fields.error(
+            "scenario",
+            gettext_noop("is required for a scenario item (the situation responded to)"),
+        )
     if (
         not fields.ok
         or meta is None

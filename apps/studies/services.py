@@ -10,12 +10,14 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
+from django.utils.translation import gettext_noop
 
 from apps.analysis.services import study_results_request
 from apps.core.bulk import bulk_insert
 from apps.core.errors import Conflict, DomainError, ImportRejected, LineError, NotFound
 from apps.core.lines import Record, read_records
 from apps.core.progress import ImportProgress, reporting
+from apps.core.sentences import Sentence
 from apps.raters.models import DEFAULT_BACKGROUNDS, UNKNOWN_BACKGROUND, BackgroundGroup
 from apps.screening.services.offense import offense_candidates, offense_scan_items
 from apps.studies.importing import ITEM_JSON_COLUMNS, ItemRow, parse_items
@@ -206,7 +208,9 @@ def _items_store(
     study: Study, rows: list[ItemRow], errors: list[LineError], *, as_candidates: bool
 ) -> ImportSummary:
     if not rows and not errors:
-        raise ImportRejected([LineError(0, "(file)", "contains no items")])
+        raise ImportRejected(
+            [LineError.said(0, "(file)", Sentence(gettext_noop("contains no items")))]
+        )
     existing = {
         item.external_id: item
         for item in Item.objects.filter(
@@ -223,10 +227,15 @@ def _items_store(
         if changed:
             names = ", ".join(_FILE_NAME.get(name, name) for name in changed)
             errors.append(
-                LineError(
+                LineError.said(
                     row.line,
                     _FILE_NAME.get(changed[0], changed[0]),
-                    f"item {row.external_id!r} is already in the study with a different {names}",
+                    Sentence(
+                        gettext_noop(
+                            "item %(item)s is already in the study with a different %(fields)s"
+                        ),
+                        {"item": repr(row.external_id), "fields": names},
+                    ),
                 )
             )
     if errors:

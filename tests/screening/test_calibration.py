@@ -147,7 +147,10 @@ def test_below_the_minimum_only_the_overall_fit_is_made_and_it_is_not_applicable
     assert [f.scope for f in fits] == ["all"]
     judged = verdict(fits[0].fit)
     assert not judged.applicable
-    assert judged.reasons[0] == f"only {MIN_ITEMS_PER_SCOPE - 1} items; at least 30 are needed"
+    assert (
+        judged.reasons[0].english()
+        == f"only {MIN_ITEMS_PER_SCOPE - 1} items; at least 30 are needed"
+    )
 
 
 def test_coefficient_intervals_match_statsmodels_ols():
@@ -179,7 +182,7 @@ def test_a_fit_whose_rho_interval_includes_zero_is_not_applicable():
     assert result.cv_spearman_ci[0] <= 0
     judged = verdict(result)
     assert not judged.applicable
-    assert "includes 0" in judged.reasons[-1]
+    assert "includes 0" in judged.reasons[-1].english()
     strong = fit(*synthetic(40, seed=8, noise=0.3), seed=0)
     assert verdict(strong).applicable
     assert verdict(strong).reasons == ()

@@ -128,7 +128,7 @@ def test_a_fit_that_does_not_beat_the_scorer_in_place_is_not_applied():
         rounds=200,
     )
     assert not check.beats_current
-    assert any("does not beat the current scorer" in reason for reason in check.reasons)
+    assert any("does not beat the current scorer" in reason.english() for reason in check.reasons)
 
 
 def test_a_fit_that_ranks_worse_than_chance_is_called_so():
@@ -142,8 +142,8 @@ def test_a_fit_that_ranks_worse_than_chance_is_called_so():
     check = learned.validate(backwards, y, seed=1, repeats=5, rounds=200)
     assert check.rho.ci_high is not None
     assert check.rho.ci_high < 0
-    assert any("lies below 0" in reason for reason in check.reasons)
-    assert not any("includes 0" in reason for reason in check.reasons)
+    assert any("lies below 0" in reason.english() for reason in check.reasons)
+    assert not any("includes 0" in reason.english() for reason in check.reasons)
 
 
 def test_the_verdict_does_not_hang_on_one_fold_split():

@@ -19,6 +19,7 @@ from django.utils import timezone
 from numpy.typing import NDArray
 
 from apps.core.errors import DomainError
+from apps.core.sentences import Sentence, joined
 from apps.screening import calibration as calib
 from apps.screening import learned, scoring
 from apps.screening.models import FunnyScoreCalibration, ItemFeatures
@@ -157,6 +158,7 @@ def _learned_row(
     )
     model = learned.fit_ridge(columns, embeddings, human, names=names)
     reasons = _reasons(len(rows), check)
+    english, sentences = joined(reasons)
     return FunnyScoreCalibration(
         study=study,
         scope="all",
@@ -177,7 +179,8 @@ def _learned_row(
         cv_spearman_low=check.rho.ci_low,
         cv_spearman_high=check.rho.ci_high,
         applicable=not reasons,
-        not_applicable_reason="; ".join(reasons)[:500],
+        not_applicable_reason=english[:500],
+        not_applicable_message=sentences,
         applied=not reasons,
         data_hash=calib.data_hash(rows),
     )
@@ -196,10 +199,10 @@ def _current_scores(
     return np.array([middle if v is None else v for v in values], dtype=np.float64)
 
 
-def _reasons(n: int, check: learned.Validation) -> list[str]:
+def _reasons(n: int, check: learned.Validation) -> list[Sentence]:
     reasons = []
     if n < calib.MIN_ITEMS_PER_SCOPE:
-        reasons.append(f"only {n} items; at least {calib.MIN_ITEMS_PER_SCOPE} are needed")
+        reasons.append(calib.too_few_items(n, calib.MIN_ITEMS_PER_SCOPE))
     return reasons + list(check.reasons)
 
 
@@ -233,6 +236,7 @@ def _row(
         rounds=int(settings.BOOTSTRAP_ROUNDS),
     )
     reasons = _reasons(fit.n, check)
+    english, sentences = joined(reasons)
     return FunnyScoreCalibration(
         study=study,
         scope=scope_fit.scope,
@@ -250,7 +254,8 @@ def _row(
         cv_spearman_high=check.rho.ci_high,
         intervals={name: list(bounds) for name, bounds in fit.intervals.items()},
         applicable=not reasons,
-        not_applicable_reason="; ".join(reasons)[:500],
+        not_applicable_reason=english[:500],
+        not_applicable_message=sentences,
         # Only a fit that meets the rules replaces the default scorer on its own.
         applied=not reasons,
         data_hash=scope_fit.data_hash,

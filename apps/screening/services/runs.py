@@ -39,9 +39,11 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.analysis.services import study_results_request
 from apps.core.errors import Conflict, DomainError
+from apps.core.sentences import Sentence, label
 from apps.screening import scoring
 from apps.screening.llm_judge import judge_config
 from apps.screening.models import (
@@ -72,9 +74,11 @@ L1_KEEP_MAX = 100_000
 L1_KEEP_PER_K = 2
 JUDGE_MIN_DEFAULT = 3.0
 ACTIVE = (ScreeningRun.Status.QUEUED, ScreeningRun.Status.RUNNING)
-REASON_HELD = "held by the offense filter"
-REASON_ATTENTION = "attention check: goes into the study unscreened"
-REASON_INTERCEPTED = "intercepted by a guardrail at generation"
+# The reasons are stored in English and as sentences (id and parameters) rendered in the
+# reader's language where they are shown (apps/core/sentences.py).
+REASON_HELD = gettext_noop("held by the offense filter")
+REASON_ATTENTION = gettext_noop("attention check: goes into the study unscreened")
+REASON_INTERCEPTED = gettext_noop("intercepted by a guardrail at generation")
 
 
 def _parse_top_k(top_k: object) -> int:
@@ -494,19 +498,25 @@ def screening_run_judge_batch(*, run_id: int, item_ids: Sequence[int]) -> Screen
     return ScreeningRun.objects.filter(pk=run_id).first()
 
 
-def _missing_reason(features: ItemFeatures | None) -> str:
+def _missing_reason(features: ItemFeatures | None) -> Sentence:
     if features is None:
-        return "no features were computed"  # the features service skipped the item
-    parts = [
-        f"{name}: {reason or 'missing'}"
-        for name, reason in (
-            ("surprise", features.surprise_missing),
-            ("coherence", features.coherence_missing),
-            ("valence", features.valence_missing),
-            ("embedding", features.embedding_missing),
+        # The features service skipped the item.
+        return Sentence(
+            gettext_noop("no L1 score: what it reads is missing (no features were computed)")
         )
-    ]
-    return "; ".join(parts)
+    # Each feature's own explanation is the feature service's diagnostic, kept as it is.
+    return Sentence(
+        gettext_noop(
+            "no L1 score: what it reads is missing (surprise: %(surprise)s; coherence: "
+            "%(coherence)s; valence: %(valence)s; embedding: %(embedding)s)"
+        ),
+        {
+            "surprise": features.surprise_missing or Sentence(gettext_noop("missing")),
+            "coherence": features.coherence_missing or Sentence(gettext_noop("missing")),
+            "valence": features.valence_missing or Sentence(gettext_noop("missing")),
+            "embedding": features.embedding_missing or Sentence(gettext_noop("missing")),
+        },
+    )
 
 
 def _cutoff(run: ScreeningRun) -> datetime:
@@ -574,16 +584,18 @@ def _pool(run: ScreeningRun) -> _Pool:
     scores = scoring.scores_each(features_all, used_all)
     for item, features, used, score in zip(items, features_all, used_all, scores, strict=True):
         if item.stage == Item.Stage.HELD:
-            decided.append(_outcome(run, item, score, False, REASON_HELD, used, Stage.OFFENSE))
+            held = Sentence(REASON_HELD)
+            decided.append(_outcome(run, item, score, False, held, used, Stage.OFFENSE))
         elif item.safety_intercepted:
             # A refusal or a filtered output is a finding about the product, never a joke to
             # rank: it is shown and counted, and never passes the sieve, whatever it scores.
             reason = _interception_reason(item)
             decided.append(_outcome(run, item, score, False, reason, used, Stage.INTERCEPTED))
         elif item.is_attention_check:
-            decided.append(_outcome(run, item, score, True, REASON_ATTENTION, used, Stage.L1))
+            attention = Sentence(REASON_ATTENTION)
+            decided.append(_outcome(run, item, score, True, attention, used, Stage.L1))
         elif score is None:
-            reason = f"no L1 score: what it reads is missing ({_missing_reason(features)})"
+            reason = _missing_reason(features)
             decided.append(_outcome(run, item, None, False, reason, used, Stage.L1))
         else:
             groups[(item.source, item.level)].append(_Entry(item, score, used))
@@ -595,14 +607,20 @@ def _pool(run: ScreeningRun) -> _Pool:
     return _Pool(decided=decided, groups=dict(groups), levels=levels)
 
 
-def _interception_reason(item: Item) -> str:
+def _interception_reason(item: Item) -> Sentence:
     output = getattr(item, "generation_output", None)
-    detail = ""
-    if output is not None and output.intercept_reason:
-        detail = f": {output.get_intercept_reason_display()}"
-        if output.intercept_detail:
-            detail += f" ({output.intercept_detail})"
-    return f"{REASON_INTERCEPTED}{detail}"
+    if output is None or not output.intercept_reason:
+        return Sentence(REASON_INTERCEPTED)
+    why = label("intercept_reason", output.intercept_reason)
+    if not output.intercept_detail:
+        return Sentence(
+            gettext_noop("intercepted by a guardrail at generation: %(why)s"), {"why": why}
+        )
+    # The detail is what the model or its filter said: data, shown as it is.
+    return Sentence(
+        gettext_noop("intercepted by a guardrail at generation: %(why)s (%(detail)s)"),
+        {"why": why, "detail": output.intercept_detail},
+    )
 
 
 def _passes_l1(run: ScreeningRun, entry: _Entry) -> bool:
@@ -649,19 +667,28 @@ def screening_run_finish(*, run: ScreeningRun) -> list[ScreeningOutcome]:
     # The judge sieves on the rubric's primary question.
     judged = study_primary_name(study=study)
     for (source, level), entries in sorted(pool.groups.items()):
-        group = f"{source}, {level}" if pool.levels > 1 else source
+        group = _group(source, level, levels=pool.levels)
         total = len(entries)
         survivors: list[_Entry] = []
         for entry in entries:
             if not _passes_l1(run, entry):
                 if run.l1_keep and entry.l1_rank > run.l1_keep:
-                    reason = (
-                        f"L1: rank {entry.l1_rank} of {total} for {group}: "
-                        f"below the L1 pass of {run.l1_keep}"
+                    reason = Sentence(
+                        gettext_noop(
+                            "L1: rank %(rank)s of %(total)s for %(group)s: "
+                            "below the L1 pass of %(keep)s"
+                        ),
+                        {
+                            "rank": entry.l1_rank,
+                            "total": total,
+                            "group": group,
+                            "keep": run.l1_keep,
+                        },
                     )
                 else:
-                    reason = (
-                        f"L1: FunnyScore {entry.score:.3f} below the minimum {run.l1_min_score:g}"
+                    reason = Sentence(
+                        gettext_noop("L1: FunnyScore %(score)s below the minimum %(minimum)s"),
+                        {"score": f"{entry.score:.3f}", "minimum": f"{run.l1_min_score:g}"},
                     )
                 outcomes.append(_decided(run, entry, None, False, reason, Stage.L1))
                 continue
@@ -676,23 +703,41 @@ def screening_run_finish(*, run: ScreeningRun) -> list[ScreeningOutcome]:
                 ):
                     entry.judge_score = float(value)
                     if run.judge_min is not None and entry.judge_score < run.judge_min:
-                        reason = (
-                            f"LLM judge {run.judge_model}: {judged} {entry.judge_score:g} "
-                            f"below {run.judge_min:g}"
+                        reason = Sentence(
+                            gettext_noop(
+                                "LLM judge %(model)s: %(question)s %(score)s below %(minimum)s"
+                            ),
+                            {
+                                "model": run.judge_model,
+                                "question": label("question", judged),
+                                "score": f"{entry.judge_score:g}",
+                                "minimum": f"{run.judge_min:g}",
+                            },
                         )
                         outcomes.append(_decided(run, entry, None, False, reason, Stage.JUDGE))
                         continue
             survivors.append(entry)
         for position, entry in enumerate(survivors, start=1):
             kept = position <= run.top_k
-            where = "in the top" if kept else "below the top"
-            reason = f"rank {position} of {len(survivors)} for {group}: {where} {run.top_k}"
+            ranked = {"rank": position, "total": len(survivors), "group": group, "k": run.top_k}
+            if kept:
+                msgid = gettext_noop("rank %(rank)s of %(total)s for %(group)s: in the top %(k)s")
+            else:
+                msgid = gettext_noop(
+                    "rank %(rank)s of %(total)s for %(group)s: below the top %(k)s"
+                )
+            reason = Sentence(msgid, ranked)
             if run.judge_model and entry.judge_score is None:
-                reason += f"; the judge gave no score ({entry.judge_status}), so it did not sieve"
+                reason = reason.then(
+                    gettext_noop(
+                        "%(reason)s; the judge gave no score (%(status)s), so it did not sieve"
+                    ),
+                    status=label("judge_status", entry.judge_status),
+                )
             outcomes.append(_decided(run, entry, position, kept, reason, Stage.TOP_K))
 
     kept_ids = [o.item_id for o in outcomes if o.kept]
-    dropped_ids = [o.item_id for o in outcomes if not o.kept and o.reason != REASON_HELD]
+    dropped_ids = [o.item_id for o in outcomes if not o.kept and o.stage != Stage.OFFENSE]
     # Conditional on the stage: an item the offense filter held meanwhile stays held.
     promoted = Item.objects.filter(pk__in=kept_ids, stage=Item.Stage.CANDIDATE).update(
         stage=Item.Stage.STUDY
@@ -704,9 +749,12 @@ def screening_run_finish(*, run: ScreeningRun) -> list[ScreeningOutcome]:
     rated = set(_rated_item_ids(dropped_ids))
     for outcome in outcomes:
         if outcome.item_id in rated and not outcome.kept:
-            outcome.reason = (
-                outcome.reason + "; already rated by people, so it stays in the study"
-            )[:300]
+            _reason_set(
+                outcome,
+                Sentence.from_dict(outcome.reason_message).then(
+                    gettext_noop("%(reason)s; already rated by people, so it stays in the study")
+                ),
+            )
     Item.objects.filter(pk__in=dropped_ids, stage=Item.Stage.CANDIDATE).update(
         stage=Item.Stage.DROPPED
     )
@@ -721,7 +769,7 @@ def _decided(
     entry: _Entry,
     rank: int | None,
     kept: bool,
-    reason: str,
+    reason: Sentence,
     stage: str,
 ) -> ScreeningOutcome:
     outcome = _outcome(run, entry.item, entry.score, kept, reason, entry.used, stage)
@@ -737,17 +785,34 @@ def _outcome(
     item: Item,
     score: float | None,
     kept: bool,
-    reason: str,
+    reason: Sentence,
     used: FunnyScoreCalibration,
     stage: str,
 ) -> ScreeningOutcome:
-    return ScreeningOutcome(
+    outcome = ScreeningOutcome(
         run=run,
         item=item,
         funny_score=score,
         kept=kept,
-        reason=reason[:300],
         stage=stage,
         # An unsaved default cannot be referenced; every stored set has "all", so this is rare.
         calibration=used if used.pk is not None else None,
+    )
+    _reason_set(outcome, reason)
+    return outcome
+
+
+def _reason_set(outcome: ScreeningOutcome, reason: Sentence) -> None:
+    # English for the exports and the API; the sentence for the pages, in the reader's language.
+    outcome.reason = reason.english()[:300]
+    outcome.reason_message = reason.as_dict()
+
+
+def _group(source: str, level: str, *, levels: int) -> Sentence:
+    """The model (and, when the study has several, the level) a rank is counted within."""
+    if levels <= 1:
+        return Sentence("%(source)s", {"source": label("source", source)})
+    return Sentence(
+        gettext_noop("%(source)s, %(level)s"),
+        {"source": label("source", source), "level": label("level", level)},
     )
