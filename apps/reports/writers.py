@@ -329,7 +329,7 @@ def _summary(
             row.append(fmt_percent((entry.get("offense") or {}).get("any_rater")))
         if asked:
             # The share of raters' answers that flagged it: the offense question's own mean.
-            row.append(fmt_percent((means.get(group) or {}).get("offensive")))
+            row.append(fmt_percent((entry.get("questions") or {}).get("offensive")))
         if turing:
             row.append(fmt_percent(entry.get("turing_accuracy")))
         rows.append(row)
@@ -793,15 +793,15 @@ def report_context(
         "study": study,
         "generated_at": generated_at.isoformat(timespec="seconds"),
         "document": document,
-        "culture_test": labels.culture_test_shown(document),
+        "culture_test": labels.culture_test_shown(summary_document),
         "primary": primary,
         "questions": questions,
-        "counts": document.get("counts") or {},
+        "counts": summary_document.get("counts") or {},
         "level_percent": fmt(100 * level, 0) if isinstance(level, float | int) else DASH,
         "thresholds": thresholds,
         "humor": humor,
         "ordered_humor": ordered_humor,
-        "unknown_background_raters": (document.get("counts") or {}).get(
+        "unknown_background_raters": (summary_document.get("counts") or {}).get(
             "raters_unknown_background", 0
         ),
         # The summary tables follow the study's setting, as the summary page does: without the
@@ -883,19 +883,19 @@ def report_context(
             exclusions=len((document.get("exclusions") or {}).get("entries") or []),
         ),
         "leaderboards": _leaderboards(summary_document, study, primary),
-        "agreement": _agreement(document, questions),
-        "turing": _turing(document),
+        "agreement": _agreement(summary_document, questions),
+        "turing": _turing(summary_document),
         "models": _models(summary_document, questions, primary, humor=humor),
-        "diagnostics": _diagnostics(document),
+        "diagnostics": _diagnostics(summary_document),
         "warnings": labels.study_warnings(
-            document.get("warnings") or [], document.get("items") or []
+            summary_document.get("warnings") or [], summary_document.get("items") or []
         ),
         "exclusions": _exclusions(document, primary),
-        "choice_shares": _choice_shares(document, questions),
-        "not_understood": _not_understood(document),
+        "choice_shares": _choice_shares(summary_document, questions),
+        "not_understood": _not_understood(summary_document),
         "provenance": [(key, fmt(value, 4)) for key, value in provenance.rows],
         "figures": sections.report_figures(
-            document, rubric=[(q.name, q.kind) for q in questions], humor=humor
+            summary_document, rubric=[(q.name, q.kind) for q in questions], humor=humor
         ),
         "reproducibility": sections.reproducibility(
             document,
@@ -903,19 +903,22 @@ def report_context(
             computed_at=computed_at,
             generated_at=generated_at.isoformat(timespec="seconds"),
         ),
-        "turing_levels": sections.turing_levels(document, humor=humor),
-        "sample": sections.sample(document, humor=humor),
-        "safety": sections.safety(document, humor=humor),
-        "coverage": sections.coverage(document),
+        "turing_levels": sections.turing_levels(summary_document, humor=humor),
+        "sample": sections.sample(summary_document, humor=humor),
+        "safety": sections.safety(summary_document, humor=humor),
+        "coverage": sections.coverage(summary_document),
         "rater_counts": study.rater_counts,
         "content": sections.content_evaluation(study.content_evaluation),
         "screening": sections.screening(study.screening),
         "seeds": [
             (
                 _("Turing (overall)"),
-                ((document.get("turing") or {}).get("overall") or {}).get("seed"),
+                ((summary_document.get("turing") or {}).get("overall") or {}).get("seed"),
             ),
-            (_("Fatigue"), ((document.get("diagnostics") or {}).get("fatigue") or {}).get("seed")),
+            (
+                _("Fatigue"),
+                ((summary_document.get("diagnostics") or {}).get("fatigue") or {}).get("seed"),
+            ),
         ],
         "provenance_name": PROVENANCE,
     }

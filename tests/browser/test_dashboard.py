@@ -32,6 +32,7 @@ from playwright.sync_api import Locator, Page, expect
 from apps.analysis.models import StudyResult
 from apps.analysis.services import study_aggregate
 from apps.findings.charts import fmt, fmt_ci, fmt_p_stated
+from apps.findings.document import shown_document
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
 from apps.judgments.services import study_judgments_import
 from apps.raters.models import BackgroundGroup, Rater
@@ -269,9 +270,14 @@ def test_every_researcher_page_shows_the_stored_aggregates(tab: Tab, demo: Study
     table = page.locator("table.summary-table[data-dimension=source]")
     row = table.locator(f"tr[data-group='{MODEL}']")
     source = payload["groups"]["source"][MODEL]
-    assert cell(table, row, "funniness") == fmt_ci(source["questions"]["funniness"])
+    # A source's mean is the model comparison's (items and raters random), as on its page.
+    model = payload["models"]["by_model"][MODEL]
+    assert cell(table, row, "funniness") == fmt_ci(model["questions"]["funniness"])
     assert cell(table, row, "Turing") == fmt_ci(source["turing_accuracy"], 1, pct=True)
     assert cell(table, row, "Items") == str(source["n_items"])
+
+    # Every other page starts from the study's items view too: evidence only.
+    payload = shown_document(payload, "evidence")
 
     # Leaderboard: first item and its score as formatted; a chart; per-source means.
     tab.goto(f"{base}/results/leaderboard/")
@@ -416,7 +422,8 @@ def test_every_export_and_results_csv_downloads_and_parses_back(tab: Tab, demo: 
 
     report = files["report-html"].decode("utf-8")
     assert report.lstrip().lower().startswith("<!doctype html")
-    assert top["item"] in report
+    # The report follows the study's items view, as the pages do.
+    assert shown_document(payload, "evidence")["bradley_terry"][0]["item"] in report
     assert files["report-pdf"].startswith(b"%PDF")
 
     # Direct downloads: the results JSON and every table as CSV.

@@ -18,6 +18,10 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def results(demo_study):
+    # These tests read the pages against the full stored document: every page then starts
+    # from all items. The study's items view (evidence only by default) has its own tests.
+    demo_study.exclude_items_not_evidence = False
+    demo_study.save(update_fields=["exclude_items_not_evidence"])
     return study_aggregate(study=demo_study, rounds=50)
 
 

@@ -18,6 +18,7 @@ from apps.analysis.services import study_aggregate
 from apps.assignments.models import Assignment
 from apps.dashboard.results import CSV_NAMES, LIST_LIMIT, PAGE_SIZE
 from apps.findings.charts import fmt, fmt_ci, fmt_pct
+from apps.findings.estimands import group_means
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse
 from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Item, Question, Study
@@ -40,6 +41,10 @@ def data_url(study, name: str) -> str:
 
 @pytest.fixture
 def results(demo_study):
+    # These tests read the pages against the full stored document: every page then starts
+    # from all items. The study's items view (evidence only by default) has its own tests.
+    demo_study.exclude_items_not_evidence = False
+    demo_study.save(update_fields=["exclude_items_not_evidence"])
     return study_aggregate(study=demo_study, rounds=50)
 
 
@@ -166,10 +171,12 @@ def test_summary_shows_the_stored_group_means_warnings_and_provenance(results, d
     payload = results.payload
     text = page_text(member.get(url(demo_study) + "?view=all"))
     for dimension in ("humor_type", "level_humor_type", "source", "level"):
+        # Per source the means are the model comparison's (items and raters random).
+        means = group_means(payload, dimension)
         for name, entry in payload["groups"][dimension].items():
             row = row_html(text, "group", name, within=dimension)
             for question in ("surprise", "coherence", "funniness"):
-                assert fmt_ci(entry["questions"][question]) in row
+                assert fmt_ci(means[name][question]) in row
             assert fmt_pct(entry["offense_rate"]) in row
             assert fmt_ci(entry["turing_accuracy"], 1, pct=True) in row
     pun = row_html(text, "group", "pun", within="humor_type")
@@ -419,6 +426,11 @@ def test_downloads_match_the_payload_exactly(results, demo_study, member):
         number(pun["funniness_mean"])
         == payload["groups"]["humor_type"]["pun"]["questions"]["funniness"]["value"]
     )
+    assert pun["means_estimand"] == "these_items"
+    for source, entry in payload["models"]["by_model"].items():
+        row = next(r for r in rows if r["dimension"] == "source" and r["group"] == source)
+        assert number(row["funniness_mean"]) == entry["questions"]["funniness"]["value"]
+        assert row["means_estimand"] == "items_and_raters"
     rows = read_csv(member.get(data_url(demo_study, "fatigue")))
     assert [number(r["mean"]) for r in rows] == [
         b["mean"] for b in payload["diagnostics"]["fatigue"]["bins"]
@@ -765,6 +777,8 @@ def test_a_payload_without_evidence_gives_header_only_downloads(bare_study, name
 
 
 def test_the_summary_leaves_out_items_that_are_not_evidence_by_default(results, demo_study, member):
+    demo_study.exclude_items_not_evidence = True
+    demo_study.save(update_fields=["exclude_items_not_evidence"])
     evidence = results.payload["evidence_only"]
     left_out = {entry["item"] for entry in evidence["left_out"]}
     assert left_out
@@ -772,18 +786,21 @@ def test_the_summary_leaves_out_items_that_are_not_evidence_by_default(results, 
     assert 'data-view="evidence"' in text
     for item in left_out:
         assert f"<code>{item}</code>" in text
-    for name, entry in evidence["results"]["groups"]["source"].items():
+    # A source's mean is the model comparison's (items and raters random), without those items.
+    for name, entry in evidence["results"]["models"]["by_model"].items():
         row = row_html(text, "group", name, within="source")
         assert fmt_ci(entry["questions"]["funniness"]) in row
     # The difference per model is on the page, and the other view is one click away.
     assert "The difference, per model" in text
     assert 'href="?view=all"' in text
-    # Other pages start from all items; a bad view name falls back to the default.
-    assert 'data-view="all"' in page_text(member.get(url(demo_study, "leaderboard/")))
+    # Every page starts from the study's setting; a bad view name falls back to it.
+    for section in ("leaderboard/", "models/", "items/", "turing/"):
+        assert 'data-view="evidence"' in page_text(member.get(url(demo_study, section)))
     assert 'data-view="evidence"' in page_text(member.get(url(demo_study) + "?view=nonsense"))
     demo_study.exclude_items_not_evidence = False
     demo_study.save()
     assert 'data-view="all"' in page_text(member.get(url(demo_study)))
+    assert 'data-view="all"' in page_text(member.get(url(demo_study, "leaderboard/")))
 
 
 def test_a_switched_view_carries_over_to_the_downloads(results, demo_study, member):

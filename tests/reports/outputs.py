@@ -98,7 +98,9 @@ class _Reader(HTMLParser):
         while self.stack:
             top, attrs, parts = self.stack.pop()
             text = squash("".join(parts))
-            if self.stack:
+            # The estimand named under a column's header is not part of the column's name.
+            note = self.in_head and "estimand" in attrs.get("class", "").split()
+            if self.stack and not note:
                 self.stack[-1][2].append("".join(parts))
             if top in HIDDEN:
                 self.hidden -= 1

@@ -192,17 +192,17 @@ def test_report_html_states_the_method_numbers_seeds_hash_and_warnings(demo_stud
     assert writers.fmt_interval(
         {"value": top["score"], "ci_low": top["ci_low"], "ci_high": top["ci_high"]}
     ) in html.replace("&nbsp;", "\u00a0")
-    # The summary tables follow the study's setting: without the items that are not evidence
-    # when the study leaves them out, as the summary page does.
+    # The report follows the study's setting: without the items that are not evidence when the
+    # study leaves them out, as every page does. Per source, the model comparison's means.
     evidence = payload.get("evidence_only")
     summary = evidence["results"] if evidence and demo_study.exclude_items_not_evidence else payload
-    for entry in summary["groups"]["source"].values():
+    for entry in summary["models"]["by_model"].values():
         assert writers.fmt_interval(entry["questions"]["funniness"]) in html
     for entry in summary["groups"]["humor_type"].values():
         assert writers.fmt_interval(entry["questions"]["funniness"]) in html
-    for entry in payload["turing"]["by_source"].values():
+    for entry in summary["turing"]["by_source"].values():
         assert writers.fmt_percent(entry["accuracy"]) in html
-    for name, entry in payload["agreement"].items():
+    for name, entry in summary["agreement"].items():
         assert f"<td>{name}</td>" in html
         assert writers.fmt_interval(entry["fleiss_kappa"]) in html
 

@@ -230,7 +230,9 @@ def summary_csv(study: Study, payload: Payload, questions: Questions) -> Table:
             entry = table[name]
             row = [dimension, name, entry.get("n_items"), entry.get("n_raters")]
             for q in questions.all:
-                row += interval_cells((means.get(name) or {}).get(q))
+                # A flag's share is the group's, as the page shows it beside the offense readings.
+                stats = (means.get(name) if q in questions.scale else entry.get("questions")) or {}
+                row += interval_cells(stats.get(q))
             row += interval_cells(entry.get("turing_accuracy"))
             row += [
                 entry.get("offense_rate"),
