@@ -89,8 +89,10 @@ def test_the_prior_ranks_real_headlines_it_never_saw():
     assert rho.value > 0.2
     assert rho.ci_low is not None
     assert rho.ci_low > 0.15
-    # The figure the file states is the one measured here.
-    assert rho.value == pytest.approx(prior.quality["rho"]["value"], abs=1e-6)
+    # The figure the file states is the one measured here (to well below its printed three
+    # decimals: the embeddings' float rounding differs by CPU and thread count, moving rho by
+    # about 1e-6).
+    assert rho.value == pytest.approx(prior.quality["rho"]["value"], abs=1e-4)
     assert kept.value is not None
     assert kept.value > 0.6
 
