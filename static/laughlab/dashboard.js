@@ -166,6 +166,11 @@
       if (!tall.length) { break; }
       tall.forEach(function (cell) { clamped += 1; clamp(cell, clamped); });
     }
+    // A text that fits its first lines once its column is wide enough needs no button.
+    root.querySelectorAll(".table .cell-more").forEach(function (button) {
+      var box = document.getElementById(button.getAttribute("aria-controls"));
+      if (box && !box.classList.contains("open")) { button.hidden = box.scrollHeight <= box.clientHeight + 1; }
+    });
   };
   window.laughlabFitTables = fit;
   fit(document);

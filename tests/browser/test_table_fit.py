@@ -190,7 +190,7 @@ MEASURE = r"""(opts) => {
   });
   const doc = document.documentElement;
   if (doc.scrollWidth > doc.clientWidth + 1) problems.push(`the page scrolls sideways: ${doc.scrollWidth} px wide in ${doc.clientWidth} px`);
-  return {problems, worst, tables: tables.length};
+  return {problems, worst, tables: tables.length, clamps: document.querySelectorAll('main .cell-clamp').length};
 }""".replace("MAX_LINES_PLACEHOLDER", str(MAX_LINES))
 
 OPEN_DETAILS = "() => document.querySelectorAll('main details').forEach(d => { d.open = true; })"
@@ -205,10 +205,38 @@ class Walk:
     pages: int = 0
     tables: int = 0
     shots: int = 0
+    clamps: int = 0
+    opened: int = 0  # clamped texts opened by the keyboard
 
     def summary(self) -> str:
         narrowest = self.worst[1] if self.worst else "-"
-        return f"{self.pages} pages, {self.tables} tables; narrowest column: {narrowest}"
+        return (
+            f"{self.pages} pages, {self.tables} tables, {self.clamps} long texts clamped "
+            f"({self.opened} opened by the keyboard); narrowest column: {narrowest}"
+        )
+
+
+def _open_by_keyboard(page: Any, label: str, walk: Walk) -> None:
+    """A clamped text opens whole from the keyboard, and folds again."""
+    button = page.locator("main .cell-more:visible").first
+    if not button.count():
+        return
+    text = page.locator(f"#{button.get_attribute('aria-controls')}")
+    shown = text.bounding_box()
+    button.focus()
+    page.keyboard.press("Enter")
+    if button.get_attribute("aria-expanded") != "true":
+        walk.problems.append(f"{label} a clamped text does not open by the keyboard")
+        return
+    opened = text.bounding_box()
+    assert shown is not None
+    assert opened is not None
+    if opened["height"] <= shown["height"]:
+        walk.problems.append(f"{label} an opened text shows no more than its first lines")
+    page.keyboard.press("Space")
+    if button.get_attribute("aria-expanded") != "false":
+        walk.problems.append(f"{label} an opened text does not fold again")
+    walk.opened += 1
 
 
 def _measure(page: Any, url: str, label: str, walk: Walk) -> None:
@@ -218,6 +246,9 @@ def _measure(page: Any, url: str, label: str, walk: Walk) -> None:
     assert response is not None
     assert response.status == 200, f"{url}: {response.status}"
     closed = page.evaluate(MEASURE, {"tall": True, "whole": WHOLE})
+    walk.clamps += closed["clamps"]
+    if closed["clamps"] and walk.opened < 4:
+        _open_by_keyboard(page, label, walk)
     page.evaluate(OPEN_DETAILS)
     opened = page.evaluate(MEASURE, {"tall": False, "whole": WHOLE})
     found = list(dict.fromkeys([*closed["problems"], *opened["problems"]]))
