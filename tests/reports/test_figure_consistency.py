@@ -1548,7 +1548,8 @@ def places(ctx: Ctx, figure: Figure) -> dict[str, Place]:
     )
     # The whole report follows the study's setting, as every page does by default.
     report_view = summary_view
-    if ctx.view != report_view:
+    # The table of headline numbers with and without the exclusions reads the full document.
+    if ctx.view != report_view and not figure.family.startswith("exclusion."):
         for key in [k for k in found if k.split(":")[0] == "report"]:
             found[key] = Omit(f"the report shows this section for {report_view} items")
     if ctx.view == "evidence":
