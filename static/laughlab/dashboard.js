@@ -89,7 +89,7 @@
   var script = document.currentScript;
   var more = (script && script.dataset.more) || "Show all";
   var less = (script && script.dataset.less) || "Show less";
-  var SHOWN = 4, LONG = 6;  // lines shown; a cell is long from this many lines
+  var SHOWN = 4, LONG = 6, TEXT = 60;  // lines shown; a cell is long from this many lines and characters
   var CJK = /[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]{2}/;
   // Browsers also break after a hyphen, a dash or a slash: "laughter-" / "7b". A word holding
   // one is kept whole, so its column is as wide as the word; a longer one (a path, a long id)
@@ -153,7 +153,12 @@
       if (CJK.test(cell.textContent)) { cell.classList.add("cjk"); }
     });
     var isTall = function (cell) {
-      if (cell.matches("thead th") || cell.querySelector("details, form, input, select, textarea, button, table, progress, .cell-clamp")) { return false; }
+      // Only a text (an item, a prompt, a reason): a long name in a narrow column stays whole.
+      // (A Chinese character counts as two: it takes about the width of two Latin letters.)
+      var text = cell.textContent.trim();
+      var wide = text.match(/[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]/g);
+      if (text.length + (wide ? wide.length : 0) < TEXT || cell.matches("thead th")) { return false; }
+      if (cell.querySelector("details, form, input, select, textarea, button, table, progress, .cell-clamp")) { return false; }
       var style = window.getComputedStyle(cell);
       var line = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.5;
       var range = document.createRange();
