@@ -32,7 +32,6 @@ from playwright.sync_api import Locator, Page, expect
 from apps.analysis.models import StudyResult
 from apps.analysis.services import study_aggregate
 from apps.findings.charts import fmt, fmt_ci, fmt_p_stated
-from apps.findings.document import shown_document
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
 from apps.judgments.services import study_judgments_import
 from apps.raters.models import BackgroundGroup, Rater
@@ -123,6 +122,10 @@ def demo(demo_study_committed, researcher, settings, tmp_path) -> Study:  # type
     study_judgments_import(study=study, data=judgments, filename="judgments.jsonl")
     study_member_add(study=study, user=researcher)
     study_aggregate(study=study, rounds=50)
+    # The pages are read against all items (every page starts from the study's items view);
+    # the evidence-only view is switched on where a test looks at it.
+    study.exclude_items_not_evidence = False
+    study.save(update_fields=["exclude_items_not_evidence"])
     return study
 
 
@@ -255,6 +258,8 @@ def test_every_researcher_page_shows_the_stored_aggregates(tab: Tab, demo: Study
     expect(page.get_by_text("70 items in the study.")).to_be_visible()
 
     # The summary starts without the items that are not evidence (the study's default) ...
+    demo.exclude_items_not_evidence = True
+    demo.save(update_fields=["exclude_items_not_evidence"])
     tab.goto(f"{base}/results/")
     expect(page.locator("#view-switch")).to_have_attribute("data-view", "evidence")
     evidence = payload["evidence_only"]["results"]["counts"]["items"]
@@ -275,9 +280,9 @@ def test_every_researcher_page_shows_the_stored_aggregates(tab: Tab, demo: Study
     assert cell(table, row, "funniness") == fmt_ci(model["questions"]["funniness"])
     assert cell(table, row, "Turing") == fmt_ci(source["turing_accuracy"], 1, pct=True)
     assert cell(table, row, "Items") == str(source["n_items"])
-
-    # Every other page starts from the study's items view too: evidence only.
-    payload = shown_document(payload, "evidence")
+    # From here every page starts from all items.
+    demo.exclude_items_not_evidence = False
+    demo.save(update_fields=["exclude_items_not_evidence"])
 
     # Leaderboard: first item and its score as formatted; a chart; per-source means.
     tab.goto(f"{base}/results/leaderboard/")
@@ -422,8 +427,7 @@ def test_every_export_and_results_csv_downloads_and_parses_back(tab: Tab, demo: 
 
     report = files["report-html"].decode("utf-8")
     assert report.lstrip().lower().startswith("<!doctype html")
-    # The report follows the study's items view, as the pages do.
-    assert shown_document(payload, "evidence")["bradley_terry"][0]["item"] in report
+    assert top["item"] in report
     assert files["report-pdf"].startswith(b"%PDF")
 
     # Direct downloads: the results JSON and every table as CSV.
@@ -478,9 +482,9 @@ def test_every_export_and_results_csv_downloads_and_parses_back(tab: Tab, demo: 
     ]
     by_level = payload["bradley_terry_by_level"]
     assert len(result_files["leaderboard-by-level"]) == sum(len(rows) for rows in by_level.values())
-    # The summary's download follows the summary's default view: evidence only.
-    evidence = payload["evidence_only"]["results"]
-    source = evidence["groups"]["source"][MODEL]["questions"]["funniness"]
+    # The summary's download follows the study's items view (all items here); per source it
+    # holds the model comparison's mean, as the page does.
+    source = payload["models"]["by_model"][MODEL]["questions"]["funniness"]
     row = only(result_files["summary"], dimension="source", group=MODEL)
     assert [number(row[f"funniness_{k}"]) for k in ("mean", "ci_low", "ci_high")] == [
         source["value"],
