@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -21,6 +21,7 @@ from django.utils.translation import gettext_noop
 from apps.core.errors import LineError
 from apps.core.fields import LineFields, meta_of
 from apps.core.lines import Record
+from apps.core.sentences import Sentence
 from apps.judgments.models import ScoreResponse, TuringJudgment
 from apps.raters.models import UNKNOWN_BACKGROUND, AgeBand
 from apps.studies import scales
@@ -222,22 +223,32 @@ def _answer(fields: LineFields, spec: QuestionSpec) -> float | _Absent | None:
             return None
         fields.error(name, f'does not offer "I don\'t get it" ({NOT_UNDERSTOOD}): give a value')
         return ABSENT
-    what = (
-        f"a number from {low} to {high} in steps of {scales.step_text(spec.step)}"
+    expected = (
+        Sentence(
+            gettext_noop(
+                "must be a number from %(low)s to %(high)s in steps of %(step)s, got %(value)s"
+            ),
+            {"low": low, "high": high, "step": scales.step_text(spec.step)},
+        )
         if spec.step is not None
-        else f"an integer from {low} to {high}"
+        else Sentence(
+            gettext_noop("must be an integer from %(low)s to %(high)s, got %(value)s"),
+            {"low": low, "high": high},
+        )
     )
     if isinstance(value, str):
         try:
             value = float(value.strip())
         except ValueError:
-            fields.error(name, f"must be {what}, got {value!r}")
+            fields.error(name, replace(expected, params={**expected.params, "value": repr(value)}))
             return ABSENT
     if isinstance(value, bool) or not isinstance(value, int | float):
-        fields.error(name, f"must be {what}, got {value!r}")
+        fields.error(name, replace(expected, params={**expected.params, "value": repr(value)}))
         return ABSENT
-    wrong = scales.problem(kind=spec.kind, low=low, high=high, step=spec.step, value=float(value))
-    if wrong:
+    wrong = scales.problem_sentence(
+        kind=spec.kind, low=low, high=high, step=spec.step, value=float(value)
+    )
+    if wrong is not None:
         fields.error(name, wrong)
         return ABSENT
     return float(value)

@@ -12,6 +12,10 @@ import math
 from fractions import Fraction
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
+from apps.core.sentences import Sentence
+
 # Points of one slider at most: −10..10 by 1/32 is 641; 0..100 by 0.001 is 100,001.
 MAX_SLIDER_POINTS = 1_000_000
 # How far from a grid point a value may lie, in steps: floating-point noise, never a real offset.
@@ -55,24 +59,49 @@ def off_grid(value: float, low: float, step: float) -> bool:
     return abs(steps - round(steps)) > GRID_TOLERANCE
 
 
-def problem(*, kind: str, low: float, high: float, step: float | None, value: float) -> str:
-    """Why `value` is not an answer to this question ("" when it is one)."""
+def problem_sentence(
+    *, kind: str, low: float, high: float, step: float | None, value: float
+) -> Sentence | None:
+    """Why `value` is not an answer to this question, as a sentence a page shows in its reader's
+    language (None when it is an answer)."""
+    bounds = {"low": f"{low:g}", "high": f"{high:g}"}
     if not math.isfinite(value):
-        return f"must be a finite number, got {value!r}"
+        return Sentence(
+            gettext_noop("must be a finite number, got %(value)s"), {"value": repr(value)}
+        )
     if kind == "slider" and step is not None:
         if not low <= value <= high:
-            return f"must be from {low:g} to {high:g}, got {value:g}"
-        if off_grid(value, low, step):
-            return (
-                f"must lie on the scale's steps of {step_text(step)} from {low:g} to {high:g}, "
-                f"got {value!r}"
+            return Sentence(
+                gettext_noop("must be from %(low)s to %(high)s, got %(value)s"),
+                {**bounds, "value": f"{value:g}"},
             )
-        return ""
+        if off_grid(value, low, step):
+            return Sentence(
+                gettext_noop(
+                    "must lie on the scale's steps of %(step)s from %(low)s to %(high)s, "
+                    "got %(value)s"
+                ),
+                {**bounds, "step": step_text(step), "value": repr(value)},
+            )
+        return None
     if not float(value).is_integer():
-        return f"must be an integer from {low:g} to {high:g}, got {value!r}"
+        return Sentence(
+            gettext_noop("must be an integer from %(low)s to %(high)s, got %(value)s"),
+            {**bounds, "value": repr(value)},
+        )
     if not low <= value <= high:
-        return f"must be from {low:g} to {high:g}, got {value:g}"
-    return ""
+        return Sentence(
+            gettext_noop("must be from %(low)s to %(high)s, got %(value)s"),
+            {**bounds, "value": f"{value:g}"},
+        )
+    return None
+
+
+def problem(*, kind: str, low: float, high: float, step: float | None, value: float) -> str:
+    """Why `value` is not an answer to this question ("" when it is one), in English (the API's
+    text)."""
+    found = problem_sentence(kind=kind, low=low, high=high, step=step, value=value)
+    return found.english() if found is not None else ""
 
 
 def plain(value: float | int | None) -> float | int | None:
