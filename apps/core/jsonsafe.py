@@ -14,6 +14,10 @@ import math
 import re
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
+from apps.core.sentences import Sentence
+
 # Deeper than any document LaughLab reads (a dialogue context is three levels).
 MAX_DEPTH = 32
 # Larger integers than a signed 64-bit column holds are refused (19 digits, and a sign).
@@ -21,33 +25,56 @@ MAX_INT_DIGITS = 19
 
 
 class JsonRejected(ValueError):
-    def __init__(self, message: str, *, path: str = "") -> None:
+    """Why a document is refused: `message` in English (the API's text), `sentence` for a page
+    in its reader's language."""
+
+    def __init__(self, sentence: Sentence, *, path: str = "") -> None:
+        message = sentence.english()
         super().__init__(f"{path}: {message}" if path else message)
+        self.sentence = sentence
         self.message = message
         self.path = path
 
 
-class _Bad:
-    __slots__ = ("message",)
+def _said(msgid: str, **params: Any) -> Sentence:
+    return Sentence(msgid, params)
 
-    def __init__(self, message: str) -> None:
-        self.message = message
+
+def _too_deep(max_depth: int) -> Sentence:
+    return _said(gettext_noop("is nested more than %(depth)s levels deep"), depth=max_depth)
+
+
+class _Bad:
+    __slots__ = ("sentence",)
+
+    def __init__(self, sentence: Sentence) -> None:
+        self.sentence = sentence
 
 
 def _constant(name: str) -> _Bad:
-    return _Bad(f"must be a finite number ({name} is not JSON)")
+    return _Bad(_said(gettext_noop("must be a finite number (%(value)s is not JSON)"), value=name))
 
 
 def _float(text: str) -> float | _Bad:
     value = float(text)
     if not math.isfinite(value):
-        return _Bad(f"must be a finite number ({text[:20]} is out of range)")
+        return _Bad(
+            _said(
+                gettext_noop("must be a finite number (%(value)s is out of range)"),
+                value=text[:20],
+            )
+        )
     return value
 
 
 def _int(text: str) -> int | _Bad:
     if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        return _Bad(f"is too large a number ({len(text.lstrip('-'))} digits)")
+        return _Bad(
+            _said(
+                gettext_noop("is too large a number (%(digits)s digits)"),
+                digits=len(text.lstrip("-")),
+            )
+        )
     return int(text)
 
 
@@ -63,10 +90,10 @@ def _check(value: Any, max_depth: int) -> None:
     while stack:
         node, path, depth = stack.pop()
         if isinstance(node, _Bad):
-            raise JsonRejected(node.message, path=path)
+            raise JsonRejected(node.sentence, path=path)
         if isinstance(node, dict | list):
             if depth >= max_depth:
-                raise JsonRejected(f"is nested more than {max_depth} levels deep", path=path)
+                raise JsonRejected(_too_deep(max_depth), path=path)
             items = node.items() if isinstance(node, dict) else enumerate(node)
             for key, child in items:
                 stack.append((child, _join(path, key), depth + 1))
@@ -95,16 +122,24 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         try:
             text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise JsonRejected(f"is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+            raise JsonRejected(
+                _said(
+                    gettext_noop("is not UTF-8 text (%(reason)s at byte %(byte)s)"),
+                    reason=exc.reason,
+                    byte=exc.start,
+                )
+            ) from None
     if too_deep(text, max_depth):
-        raise JsonRejected(f"is nested more than {max_depth} levels deep")
+        raise JsonRejected(_too_deep(max_depth))
     try:
         value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
     except RecursionError:
-        raise JsonRejected(f"is nested more than {max_depth} levels deep") from None
+        raise JsonRejected(_too_deep(max_depth)) from None
     except json.JSONDecodeError:
         raise
     except (ValueError, TypeError) as exc:  # e.g. bytes that are not UTF-8
-        raise JsonRejected(f"is not valid JSON ({exc})") from None
+        raise JsonRejected(
+            _said(gettext_noop("is not valid JSON (%(problem)s)"), problem=str(exc))
+        ) from None
     _check(value, max_depth)
     return value

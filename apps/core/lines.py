@@ -25,6 +25,13 @@ def _said(line: int, field: str, msgid: str, **params: object) -> LineError:
     return LineError.said(line, field, Sentence(msgid, params))
 
 
+def _at(line: int, field: str, where: str, problem: Sentence) -> LineError:
+    """A problem found at `where` inside a value (a JSON path), said before the problem."""
+    if not where:
+        return LineError.said(line, field, problem)
+    return _said(line, field, gettext_noop("%(where)s %(problem)s"), where=where, problem=problem)
+
+
 def _join_cell(column: str, path: str) -> str:
     if not path:
         return column
@@ -119,7 +126,7 @@ def read_jsonl(text: str) -> Iterator[Record | LineError]:
             continue
         except jsonsafe.JsonRejected as exc:
             field = exc.path.partition(".")[0].split("[")[0] or "(line)"
-            yield LineError(number, field, f"{exc.path + ' ' if exc.path else ''}{exc.message}")
+            yield _at(number, field, exc.path, exc.sentence)
             continue
         if not isinstance(value, dict):
             yield _said(number, "(line)", gettext_noop("must be a JSON object"))
@@ -186,8 +193,7 @@ def read_csv(
                     bad = True
                     break
                 except jsonsafe.JsonRejected as exc:
-                    where = _join_cell(name, exc.path)
-                    yield LineError(number, name, f"{where} {exc.message}")
+                    yield _at(number, name, _join_cell(name, exc.path), exc.sentence)
                     bad = True
                     break
             else:

@@ -3,6 +3,7 @@ language; the English text the API and scripts read is unchanged."""
 
 from __future__ import annotations
 
+import pytest
 from django.utils import translation
 
 from apps.studies import scales
@@ -37,3 +38,22 @@ def test_a_fraction_on_an_integer_scale_and_a_non_finite_value_are_refused():
         nan = scales.problem_sentence(kind="likert", low=1, high=5, step=None, value=float("nan"))
         assert nan is not None
         assert nan.text() == "必须是有限的数，收到的是 nan"
+
+
+def test_a_json_value_refused_inside_a_line_reads_in_chinese_with_its_path():
+    from apps.core import jsonsafe
+    from apps.core.errors import LineError
+    from apps.core.lines import read_records
+
+    data = b'{"item": "j1", "meta": {"a": [1, 1e999]}}\n'
+    errors = [e for e in read_records(data, filename="items.jsonl") if isinstance(e, LineError)]
+    assert errors, "the out-of-range number was not refused"
+    error = errors[0]
+    assert error.message == "meta.a[1] must be a finite number (1e999 is out of range)"
+    with translation.override("zh-hans"):
+        assert error.text == "meta.a[1] 必须是有限的数（1e999 超出范围）"
+    with pytest.raises(jsonsafe.JsonRejected) as refused:
+        jsonsafe.loads("[" * 100 + "]" * 100)
+    assert refused.value.message == "is nested more than 32 levels deep"
+    with translation.override("zh-hans"):
+        assert refused.value.sentence.text() == "嵌套超过 32 层"
