@@ -62,11 +62,11 @@ def _unstorable(value: Any) -> str | None:
     """Why a parsed value cannot be stored as text (PostgreSQL refuses NUL and lone surrogates)."""
     if isinstance(value, str):
         if "\x00" in value:
-            return "contains a NUL character"
+            return gettext_noop("contains a NUL character")
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            return "contains an invalid (unpaired surrogate) character"
+            return gettext_noop("contains an invalid (unpaired surrogate) character")
         return None
     if isinstance(value, dict):
         return next(
@@ -135,7 +135,7 @@ def read_jsonl(text: str) -> Iterator[Record | LineError]:
         # only a \u escape can put an unstorable character in a value.
         bad_field = _unstorable_field(value) if "\\u" in raw else None
         if bad_field:
-            yield LineError(number, bad_field[0], bad_field[1])
+            yield _said(number, bad_field[0], bad_field[1])
             continue
         yield Record(number, value)
 
@@ -200,7 +200,7 @@ def read_csv(
                 fields[name] = cell
         bad_field = None if bad else _unstorable_field(fields)
         if bad_field:
-            yield LineError(number, bad_field[0], bad_field[1])
+            yield _said(number, bad_field[0], bad_field[1])
         elif not bad:
             yield Record(number, fields, from_csv=True)
 

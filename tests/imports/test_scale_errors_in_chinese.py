@@ -57,3 +57,14 @@ def test_a_json_value_refused_inside_a_line_reads_in_chinese_with_its_path():
     assert refused.value.message == "is nested more than 32 levels deep"
     with translation.override("zh-hans"):
         assert refused.value.sentence.text() == "嵌套超过 32 层"
+
+
+def test_a_nul_character_in_an_imported_line_is_said_in_chinese():
+    from apps.core.errors import LineError
+    from apps.core.lines import read_records
+
+    data = b'{"item": "j1", "text": "a\\u0000b"}\n'
+    errors = [e for e in read_records(data, filename="items.jsonl") if isinstance(e, LineError)]
+    assert [(e.field, e.message) for e in errors] == [("text", "contains a NUL character")]
+    with translation.override("zh-hans"):
+        assert errors[0].text == "含有 NUL 字符"
