@@ -4,9 +4,10 @@ import os
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
 from apps.judgments.services import study_judgments_import
-from apps.studies.services import study_create, study_items_import
+from apps.studies.services import study_create, study_items_import, study_member_add
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -40,6 +41,16 @@ def demo_study(db):  # type: ignore[no-untyped-def]
         study=study, data=(DEMO / "judgments.jsonl").read_bytes(), filename="judgments.jsonl"
     )
     return study
+
+
+@pytest.fixture
+def demo_member(demo_study, django_user_model):  # type: ignore[no-untyped-def]
+    """A researcher of the demo study, logged in."""
+    user = django_user_model.objects.create_user("researcher", password="pw-researcher-1")
+    study_member_add(study=demo_study, user=user)
+    client = Client()
+    client.force_login(user)
+    return client
 
 
 @pytest.fixture

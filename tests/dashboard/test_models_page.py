@@ -7,11 +7,9 @@ import io
 import re
 
 import pytest
-from django.test import Client
 
 from apps.analysis.services import study_aggregate
 from apps.findings.charts import fmt_ci
-from apps.studies.services import study_member_add
 
 pytestmark = pytest.mark.django_db
 
@@ -26,12 +24,8 @@ def results(demo_study):
 
 
 @pytest.fixture
-def member(demo_study, django_user_model):
-    user = django_user_model.objects.create_user("researcher", password="pw-researcher-1")
-    study_member_add(study=demo_study, user=user)
-    client = Client()
-    client.force_login(user)
-    return client
+def member(demo_member):
+    return demo_member
 
 
 def test_the_models_page_shows_each_sources_stored_means_ranks_and_differences(

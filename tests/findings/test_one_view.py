@@ -8,24 +8,18 @@ import html
 import re
 
 import pytest
-from django.test import Client
 
 from apps.analysis.services import study_aggregate
 from apps.findings.charts import fmt_ci
 from apps.findings.document import default_items_view, shown_document
 from apps.reports import services
-from apps.studies.services import study_member_add
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def member(demo_study, django_user_model):
-    user = django_user_model.objects.create_user("researcher", password="pw-researcher-1")
-    study_member_add(study=demo_study, user=user)
-    client = Client()
-    client.force_login(user)
-    return client
+def member(demo_member):
+    return demo_member
 
 
 def _row(page: str, pattern: str) -> str:
