@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
 from apps.core.errors import LineError
 from apps.core.fields import LineFields
 from apps.core.lines import Record, parse_unique_rows
@@ -103,13 +105,20 @@ def parse_prompt(record: Record, errors: list[LineError]) -> PromptRow | None:
     fields.reject_unknown(PROMPT_FIELDS)
     external_id = fields.string("id", required=True, max_length=64)
     if external_id and not _ID.match(external_id):
-        fields.error("id", "must be letters, digits and . _ : - (starting with a letter or digit)")
+        fields.error(
+            "id",
+            gettext_noop("must be letters, digits and . _ : - (starting with a letter or digit)"),
+        )
     level = fields.choice("level", Item.Level.values, required=True)
     language = fields.string("lang", required=True, max_length=16)
     if language:
         language = normalise_language(language)
         if not _LANG.match(language):
-            fields.error("lang", f"must be a language code such as 'en' or 'zh', got {language!r}")
+            fields.error(
+                "lang",
+                gettext_noop("must be a language code such as 'en' or 'zh', got %(value)s"),
+                value=repr(language),
+            )
     topic = fields.string("topic", max_length=128)
     text = fields.string("prompt", max_length=MAX_TEXT)
     context = _context(fields)
@@ -118,18 +127,26 @@ def parse_prompt(record: Record, errors: list[LineError]) -> PromptRow | None:
     humor_type = fields.string("humor_type", max_length=64)
     # Each level needs what makes it that level: a task, a dialogue, a situation.
     if level == Item.Level.SINGLE and not text and not topic:
-        fields.error("prompt", "a single prompt needs a 'prompt' (or at least a 'topic')")
+        fields.error(
+            "prompt", gettext_noop("a single prompt needs a 'prompt' (or at least a 'topic')")
+        )
     if level == Item.Level.MULTI_TURN:
         if context == []:
-            fields.error("context", "is required at the multi_turn level (the dialogue history)")
+            fields.error(
+                "context",
+                gettext_noop("is required at the multi_turn level (the dialogue history)"),
+            )
         elif context and context[-1]["role"] != "user":
             fields.error(
-                f"context[{len(context) - 1}]", "the dialogue must end with the user's turn"
+                f"context[{len(context) - 1}]",
+                gettext_noop("the dialogue must end with the user's turn"),
             )
     elif context:
-        fields.error("context", f"is only for the multi_turn level, not {level}")
+        fields.error(
+            "context", gettext_noop("is only for the multi_turn level, not %(level)s"), level=level
+        )
     if level == Item.Level.SCENARIO and scenario == "":
-        fields.error("scenario", "is required at the scenario level (the situation)")
+        fields.error("scenario", gettext_noop("is required at the scenario level (the situation)"))
     elif level != Item.Level.SCENARIO and (scenario or constraints):
         fields.error(
             "scenario" if scenario else "constraints",

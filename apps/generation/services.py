@@ -23,9 +23,11 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.core.errors import Conflict, DomainError, ImportRejected, LineError, NotFound
 from apps.core.lines import Record, read_records
+from apps.core.sentences import Sentence
 from apps.generation import messages as texts
 from apps.generation.chat import (
     ChatEndpoint,
@@ -116,7 +118,9 @@ def prompt_set_import_records(
     humor_type = _clean_label(humor_type, field="humor_type", max_length=64)
     rows, errors = parse_prompts(records)
     if not rows and not errors:
-        raise ImportRejected([LineError(0, "(file)", "contains no prompts")])
+        raise ImportRejected(
+            [LineError.said(0, "(file)", Sentence(gettext_noop("contains no prompts")))]
+        )
     prompt_set = PromptSet.objects.filter(study=study, name=name).first()
     existing: dict[str, Prompt] = {}
     if prompt_set is not None:
@@ -133,10 +137,15 @@ def prompt_set_import_records(
         changed = [k for k, v in row.model_fields().items() if getattr(stored, k) != v]
         if changed:
             errors.append(
-                LineError(
+                LineError.said(
                     row.line,
                     {"language": "lang", "text": "prompt"}.get(changed[0], changed[0]),
-                    f"prompt {row.external_id!r} is already in the set with different content",
+                    Sentence(
+                        gettext_noop(
+                            "prompt %(prompt)s is already in the set with different content"
+                        ),
+                        {"prompt": repr(row.external_id)},
+                    ),
                 )
             )
     if errors:

@@ -212,10 +212,14 @@ def _judgments_store(study: Study, parsed: ParsedJudgments) -> JudgmentImportSum
             new_rows.append(row)
         elif stored[row.key] != _content(row):
             errors.append(
-                LineError(
+                LineError.said(
                     row.header.line,
                     "(line)",
-                    "contradicts the judgment already stored for this rater and task",
+                    Sentence(
+                        gettext_noop(
+                            "contradicts the judgment already stored for this rater and task"
+                        )
+                    ),
                 )
             )
     if errors:

@@ -11,9 +11,11 @@ from datetime import datetime, timedelta
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from apps.core.bulk import bulk_insert
 from apps.core.errors import DomainError, LineError, SessionExpired
+from apps.core.sentences import Sentence
 from apps.raters.models import UNKNOWN_BACKGROUND, AgeBand, BackgroundGroup, Rater, RaterSession
 from apps.studies.languages import normalise
 from apps.studies.models import Study
@@ -52,11 +54,16 @@ def raters_check_imported(*, study: Study, raters: list[ImportedRater]) -> list[
         _, code, age_band = stored
         if code != spec.background:
             errors.append(
-                LineError(
+                LineError.said(
                     spec.first_line,
                     "background",
-                    f"rater {spec.external_id!r} is stored with background "
-                    f"{code or UNKNOWN_BACKGROUND!r}",
+                    Sentence(
+                        gettext_noop("rater %(rater)s is stored with background %(background)s"),
+                        {
+                            "rater": repr(spec.external_id),
+                            "background": repr(code or UNKNOWN_BACKGROUND),
+                        },
+                    ),
                 )
             )
         elif spec.age_band is not None and age_band not in (
@@ -64,10 +71,13 @@ def raters_check_imported(*, study: Study, raters: list[ImportedRater]) -> list[
             AgeBand.UNDISCLOSED,
         ):
             errors.append(
-                LineError(
+                LineError.said(
                     spec.first_line,
                     "age_band",
-                    f"rater {spec.external_id!r} is stored with age band {age_band!r}",
+                    Sentence(
+                        gettext_noop("rater %(rater)s is stored with age band %(age_band)s"),
+                        {"rater": repr(spec.external_id), "age_band": repr(age_band)},
+                    ),
                 )
             )
     return errors

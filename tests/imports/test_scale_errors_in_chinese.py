@@ -68,3 +68,15 @@ def test_a_nul_character_in_an_imported_line_is_said_in_chinese():
     assert [(e.field, e.message) for e in errors] == [("text", "contains a NUL character")]
     with translation.override("zh-hans"):
         assert errors[0].text == "含有 NUL 字符"
+
+
+def test_a_prompt_line_refused_at_its_level_is_said_in_chinese():
+    from apps.core.lines import Record
+    from apps.generation.prompts import parse_prompts
+
+    record = Record(line=3, fields={"id": "p1", "level": "scenario", "lang": "en"})
+    _rows, errors = parse_prompts([record])
+    scenario = next(e for e in errors if e.field == "scenario")
+    assert scenario.message == "is required at the scenario level (the situation)"
+    with translation.override("zh-hans"):
+        assert scenario.text == "在情景层级为必填（情景描述）"
