@@ -8,6 +8,7 @@ import re
 import pytest
 
 from apps.analysis.services import study_aggregate
+from apps.findings.document import default_items_view, shown_document
 from apps.reports import services
 from apps.reports.writers import fmt_interval
 from apps.studies.services import study_configure
@@ -18,7 +19,11 @@ pytestmark = pytest.mark.django_db
 def test_the_report_shows_cohens_kappa_per_question_and_the_culture_tests_q(demo_study):
     study_configure(study=demo_study, culture_fdr=0.05)
     demo_study.refresh_from_db()
-    payload = study_aggregate(study=demo_study, rounds=30).payload
+    # The report follows the study's items view (evidence only by default), as the pages do.
+    payload = shown_document(
+        study_aggregate(study=demo_study, rounds=30).payload,
+        default_items_view(exclude_items_not_evidence=demo_study.exclude_items_not_evidence),
+    )
     html = services.study_report_html(study=demo_study)
     section = re.search(r'<section id="agreement">(.*?)</section>', html, re.S)
     assert section
