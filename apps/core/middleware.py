@@ -39,9 +39,7 @@ def wants_json(request: HttpRequest) -> bool:
 
 def database_unavailable_response(request: HttpRequest) -> HttpResponse:
     """The retryable 503 for a database that could not be reached, drawn without touching it."""
-    logger.warning(
-        "database unavailable during %s %s", request.method, request.path, exc_info=True
-    )
+    logger.warning("database unavailable during %s %s", request.method, request.path, exc_info=True)
     error = DatabaseUnavailable(
         "the database is briefly unavailable; nothing was saved — please retry"
     )

@@ -22,6 +22,4 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if wants_json(request):
         return JsonResponse({"code": "server_error", "message": message}, status=500)
     # No request context: its processors read the database, which may be what failed.
-    return HttpResponse(
-        render_to_string("error.html", {"error": {"message": message}}), status=500
-    )
+    return HttpResponse(render_to_string("error.html", {"error": {"message": message}}), status=500)
