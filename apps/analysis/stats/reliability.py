@@ -1,0 +1,907 @@
+"""Reliability of the board: would running the study again give the same order?
+
+Two standard answers, as pure statistics over one kind of judgment at a time.
+
+Public API
+----------
+``MIN_RATERS`` (4), ``MIN_ITEMS`` (3), ``MIN_EMPIRICAL_ITEMS`` (10), ``DEFAULT_KS`` (1, 3, 5,
+10, 15, 20), ``INTERVALS`` ("percentile", "expanded")
+``SplitHalf``
+    Frozen dataclass: ``kind`` ("pairs" | "scores"), ``mean``, ``median``, ``q025``, ``q975``,
+    ``n_splits_used``, ``n_items_mean``, ``spearman_brown``, ``reason``, ``splits``, ``seed``,
+    ``n_raters``. ``as_dict()`` gives the same fields as a plain dict.
+``split_half_ranking_pairs(left, right, winner_is_left, rater, n_items, *, splits=200, seed,
+min_items=MIN_ITEMS, alpha=DEFAULT_ALPHA) -> SplitHalf``
+    Pair judgments: Bradley-Terry (``bt_fit``) on each half of the raters.
+``split_half_ranking_scores(item, rater, value, n_items, *, splits=200, seed,
+min_items=MIN_ITEMS) -> SplitHalf``
+    Scorecard answers to one question: item means of each half's raters.
+``KRater``
+    Frozen dataclass for one k: ``k``, ``value`` (ICC(1,k)), ``ci_low``, ``ci_high``,
+    ``empirical`` (Wong & Paritosh's k-rater reliability, or None), ``empirical_items``.
+``KRaterReliability``
+    Frozen dataclass: ``icc`` (ICC(1)), ``icc_ci_low``, ``icc_ci_high``, ``k_mean`` (mean
+    ratings per item), ``at_mean`` (``KRater`` at ``k_mean``), ``by_k`` (tuple of ``KRater``,
+    one per k of ``ks``), ``k0``, ``ms_between``, ``ms_within``, ``n_items``, ``n_raters``,
+    ``n_ratings``, ``rounds``, ``failed_rounds``, ``seed``, ``level``, ``interval``, ``draws``,
+    ``reason``. ``as_dict()`` gives the same fields as plain dicts and lists.
+``k_rater_reliability(item, rater, value, n_items, *, ks=DEFAULT_KS, rounds=1000, seed,
+level=0.95, interval="expanded", draws=200, empirical_min_items=MIN_EMPIRICAL_ITEMS)
+-> KRaterReliability``
+``spearman_brown(icc, k) -> float``
+    k * icc / (1 + (k - 1) * icc).
+``GroupReliability``
+    Frozen dataclass: ``group``, ``n_items``, ``pairs`` (``SplitHalf`` or None), ``scores``
+    (``SplitHalf`` or None), ``k_rater`` (``KRaterReliability`` or None).
+``by_group(item_group, *, scores=None, pairs=None, splits=200, rounds=1000, seed,
+ks=DEFAULT_KS, level=0.95, interval="expanded", draws=200, min_items=MIN_ITEMS,
+alpha=DEFAULT_ALPHA) -> dict[str, GroupReliability]``
+    Both statistics for the items of each group code (e.g. the model that wrote the item).
+    ``scores`` is ``(item, rater, value)`` of one question, ``pairs`` is ``(left, right,
+    winner_is_left, rater)``. A single code for every item gives the study as a whole.
+
+Items and raters are integer indices (as in ``StudyInputs``); values are floats, and a nan
+value (an unanswered question) is dropped. One rating per (rater, item) and question.
+
+Split-half ranking correlation
+------------------------------
+The raters who gave judgments of the kind at hand are dealt at random into two halves (a
+random permutation; the first floor(n / 2) raters form half A, the rest half B, so with an odd
+number of raters B has one more), stratified by nothing: not by background group, activity or
+the items a rater saw. Each half's raters give their own board (Bradley-Terry scores, or item
+means), and the two boards are compared by Spearman's rank correlation (average ranks for ties)
+over the items that have data in both halves. This is repeated ``splits`` times with
+independent random splits (``numpy.random.default_rng(seed)``).
+
+``mean`` and ``median`` summarise the correlations over the random splits, and ``q025`` /
+``q975`` are their 2.5% and 97.5% quantiles. This is the distribution of the statistic over
+the ways *these* raters could have been halved: how much the answer depends on the arbitrary
+split, for this data. It is not a confidence interval for any population quantity (all splits
+reuse the same judgments, and the raters are not resampled). ``spearman_brown`` is the
+Spearman-Brown step-up of the mean, 2 r / (1 + r): the conventional estimate of the correlation
+the full-data board would have with another full-size board of raters like these (each half
+has half the raters). For a rank correlation of two model fits the step-up is an
+approximation (it is exact for the Pearson correlation of averages of parallel measures); a
+negative mean gives a negative step-up, which means "no reliability beyond chance".
+
+Pairs and connected components: Bradley-Terry scores are comparable only within a connected
+component of a fit's comparison graph (``bradley_terry`` module docstring), and LaughLab pairs
+items only within a topic, so a study's graph is usually one component per topic. Items
+compared in both halves are therefore grouped by (component in half A, component in half B);
+Spearman's rho is computed within each group of at least 3 items (two items give only +-1) and
+the groups' correlations are averaged with weights equal to their numbers of items (each item
+counts once). With a connected design this is the plain Spearman correlation. Groups whose
+scores are constant in a half (rho undefined) are left out. ``n_items_mean`` counts the items
+that entered a split's correlation, averaged over the splits used.
+
+A split is used when at least ``min_items`` items enter its correlation and the correlation is
+defined. The result is undefined (every number None, ``reason`` set) when fewer than
+``MIN_RATERS`` raters gave judgments ("too_few_raters"), or when fewer than half of the splits
+are usable ("too_few_items" when they lacked common items, "no_variation" when the boards were
+constant): a summary of a small, selected subset of the splits would not describe the split
+distribution.
+
+k-rater reliability
+-------------------
+Single-rater reliability is ICC(1) of the one-way random-effects ANOVA (Shrout & Fleiss 1979,
+"Intraclass correlations: uses in assessing rater reliability", Psychol. Bull. 86:420; case 1:
+each item rated by its own raters) for unbalanced data:
+``ICC(1) = (MSB - MSW) / (MSB + (k0 - 1) MSW)`` with MSB and MSW the between- and within-item
+mean squares over the n items with at least one rating (N ratings, n_i per item) and
+``k0 = (N - sum n_i^2 / N) / (n - 1)`` the ANOVA's effective number of ratings per item (equal
+to k in a balanced design). The k-rater reliability is the Spearman-Brown step-up
+``ICC(1,k) = k ICC / (1 + (k - 1) ICC)``, reported at the study's mean number of ratings per
+item (``k_mean = N / n``) and at each k in ``ks``. In a balanced design ICC(1,k) at k = k0 is
+Shrout and Fleiss's ICC(1,k) = (MSB - MSW) / MSB.
+
+The one-way model counts rater leniency as error: the reliability is of absolute scores, as
+LaughLab uses them (items are rated by different raters, so a lenient rater's scores are not
+cancelled by design). When the same raters rate every item and differ in leniency, ICC(1)
+underestimates the reliability of a fixed panel's item means. The ANOVA estimate of ICC(1) can
+be negative (MSB < MSW: no detectable difference between items) and is reported as it is;
+ICC(1,k) is computed from the ICC truncated at 0, because a variance ratio cannot be negative
+and the step-up of a negative ICC is not a reliability (it can leave [-1, 1]).
+
+Estimand of the interval: the reliability of the mean of k random raters' scores of *these*
+items, for raters like these, i.e. k s2_u / (k s2_u + s2_e) with s2_u the variance of these
+items' population mean scores and s2_e the variance of one rating around its item's mean over
+raters in general. The items are fixed; the raters are the sample. The interval resamples
+raters with replacement (``rounds`` times; a rater drawn m times counts m times, with all of
+their ratings) and recomputes ICC(1) from the resampled ratings (an item no drawn rater rated
+drops out of that round). Rounds in which the ICC is undefined (fewer than 2 items or zero
+variance in the resample) are counted in ``failed_rounds`` and left out of the quantiles.
+Because Spearman-Brown is increasing in the ICC, the ICC(1,k) interval is the step-up of the
+ICC interval's ends (percentile intervals follow monotone maps), so every k has the same
+coverage.
+
+Centring the bootstrap. Resampling the raw ratings is biased for this statistic: the observed
+item means already hold the rating noise once (their spread is s2_u + s2_e / n_i), and the
+resample adds it a second time, while a rater drawn twice agrees with themself and shrinks the
+within-item spread; the bootstrap ICCs then sit one to two standard errors above the estimate
+and the plain percentile interval covered the planted value in only 56-85% of studies. So before
+resampling, the ratings are moved to a population with the fitted variance components: item
+means are pulled toward the grand mean by sqrt((MSB - MSW) / MSB) (their weighted spread then
+equals the estimated k0 s2_u; 0 when MSB <= MSW) and each rating's deviation from its item
+mean is scaled by sqrt(n_i / (n_i - 1)) (the bootstrap's plug-in variance then equals the
+unbiased one), as the residual rescaling of Carpenter, Goldstein & Rasbash (2003, JRSS C 52:431)
+does for multilevel models. Each rater's ratings are moved together, so rater leniency stays
+clustered by rater. The point estimate is always from the raw ratings.
+
+``interval="expanded"`` (default) is the expanded percentile interval of Hesterberg (2015, Am.
+Stat. 69:371; as ``bt_bootstrap``: the tail where a normal quantile equals
+sqrt(G / (G - 1)) t_{G-1}, G = raters), ``interval="percentile"`` the plain percentiles. In
+``benchmarks/sim_reliability.py`` (400 studies per scenario, planted variances) the expanded
+interval covered 94.0%, 95.5%, 92.7% and 87.5% against 93.8%, 95.3%, 91.0% and 84.3% for the
+plain one, for 0.3-2.5% more width: it is never worse, hence the default. The last scenario
+(20 raters who each rate 80% of the items and differ in leniency) is the one-way model's known
+weakness: raters shared across items make ICC(1) biased low (mean 0.119 for a planted 0.132),
+which no resampling repairs. See "Reliability of the board" in ``benchmarks/README.md``.
+
+Empirical k-rater reliability (Wong & Paritosh 2022, "k-Rater Reliability: The Correct Unit of
+Reliability for Aggregated Human Annotations", ACL): per draw, each item with at least 2k
+ratings gets two disjoint random sets of k of its raters, and the Pearson correlation across
+those items of the two sets' means is taken; ``empirical`` is the mean over ``draws`` draws
+(None when fewer than ``empirical_min_items`` items have 2k ratings: a correlation over a
+handful of items says little). Raters are drawn per item, as in
+the one-way model, so in expectation the correlation of two independent k-rater means is
+exactly ICC(1,k): a model-free cross-check of the Spearman-Brown prediction, on the subset of
+items with 2k ratings (``empirical_items``).
+
+Undefined cases (all numbers None, ``reason`` set): fewer than ``MIN_RATERS`` raters
+("too_few_raters"), fewer than 2 rated items ("too_few_items"), fewer than 2 ratings per item
+on average ("too_few_ratings_per_item"), no within-item degrees of freedom or no variance
+("zero_variance").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from scipy import sparse
+from scipy.special import ndtr, stdtrit
+
+from apps.analysis.stats.bradley_terry import DEFAULT_ALPHA, bt_fit
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+MIN_RATERS = 4
+MIN_ITEMS = 3
+MIN_EMPIRICAL_ITEMS = 10
+DEFAULT_KS = (1, 3, 5, 10, 15, 20)
+INTERVALS = ("percentile", "expanded")
+# A split-half summary needs at least this share of the splits to be usable.
+_MIN_USED_SHARE = 0.5
+# Spearman's rho of two items is +-1 whatever the data: a component group needs three.
+_MIN_GROUP = 3
+# Elements per (items x rounds) work array of the bootstrap: ~16 MB each.
+_BATCH_ELEMENTS = 2_000_000
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SplitHalf:
+    kind: str
+    mean: float | None
+    median: float | None
+    q025: float | None
+    q975: float | None
+    n_splits_used: int
+    n_items_mean: float | None
+    spearman_brown: float | None
+    reason: str | None
+    splits: int
+    seed: int
+    n_raters: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class KRater:
+    k: float
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    empirical: float | None
+    empirical_items: int
+
+
+@dataclass(frozen=True)
+class KRaterReliability:
+    icc: float | None
+    icc_ci_low: float | None
+    icc_ci_high: float | None
+    k_mean: float | None
+    at_mean: KRater | None
+    by_k: tuple[KRater, ...]
+    k0: float | None
+    ms_between: float | None
+    ms_within: float | None
+    n_items: int
+    n_raters: int
+    n_ratings: int
+    rounds: int
+    failed_rounds: int
+    seed: int
+    level: float
+    interval: str
+    draws: int
+    reason: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["by_k"] = list(out["by_k"])
+        return out
+
+
+@dataclass(frozen=True)
+class GroupReliability:
+    group: str
+    n_items: int
+    pairs: SplitHalf | None
+    scores: SplitHalf | None
+    k_rater: KRaterReliability | None
+
+
+# ---------------------------------------------------------------------------------------------
+# Input checks
+# ---------------------------------------------------------------------------------------------
+
+
+def _index_array(a: np.ndarray, name: str) -> IntArray:
+    arr = np.asarray(a)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array")
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"{name} must hold integer indices")
+    return arr.astype(np.int64, copy=False)
+
+
+def _ratings(
+    item: np.ndarray, rater: np.ndarray, value: np.ndarray, n_items: int
+) -> tuple[IntArray, IntArray, FloatArray]:
+    """Checked long-form ratings without nan values; raters relabelled 0..R-1."""
+    it = _index_array(item, "item")
+    ra = _index_array(rater, "rater")
+    va = np.asarray(value, dtype=np.float64)
+    if not (it.shape == ra.shape == va.shape):
+        raise ValueError("item, rater and value must have the same length")
+    if n_items < 0:
+        raise ValueError("n_items must be >= 0")
+    keep = ~np.isnan(va)
+    it, ra, va = it[keep], ra[keep], va[keep]
+    if not np.all(np.isfinite(va)):
+        raise ValueError("values must be finite (nan marks a missing answer)")
+    if it.size and (it.min() < 0 or it.max() >= n_items):
+        raise ValueError("item index out of range [0, n_items)")
+    _, ra = np.unique(ra, return_inverse=True)
+    ra = ra.astype(np.int64)
+    if it.size > 1:
+        key = it * (int(ra.max()) + 1) + ra
+        if np.unique(key).size != key.size:
+            raise ValueError("a rater rated an item more than once; one rating per rater and item")
+    return it, ra, va
+
+
+def _check_split_args(splits: int, min_items: int) -> None:
+    if splits < 1:
+        raise ValueError("splits must be >= 1")
+    if min_items < _MIN_GROUP:
+        raise ValueError(f"min_items must be >= {_MIN_GROUP}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Split-half ranking correlation
+# ---------------------------------------------------------------------------------------------
+
+
+def _group_ranks(groups: IntArray, values: FloatArray, n_groups: int) -> FloatArray:
+    """Average ranks (ties share their mean rank) of ``values`` within each group, centred on
+    the group's mean rank."""
+    order = np.lexsort((values, groups))
+    g, v = groups[order], values[order]
+    new_run = np.ones(g.size, dtype=bool)
+    new_run[1:] = (g[1:] != g[:-1]) | (v[1:] != v[:-1])
+    run = np.cumsum(new_run) - 1
+    position = np.arange(g.size, dtype=np.float64)
+    run_pos = np.bincount(run, weights=position) / np.bincount(run)
+    group_pos = np.bincount(g, weights=position, minlength=n_groups) / np.maximum(
+        np.bincount(g, minlength=n_groups), 1
+    )
+    centred = np.empty(g.size)
+    centred[order] = run_pos[run] - group_pos[g]
+    return centred
+
+
+def _grouped_spearman(
+    a: FloatArray, b: FloatArray, groups: IntArray, min_items: int
+) -> tuple[float, int, str | None]:
+    """Item-weighted mean of the within-group Spearman correlations of ``a`` and ``b``.
+
+    Groups of fewer than ``_MIN_GROUP`` items, and groups where either side is constant, are
+    left out. Returns (rho, items used, reason the split is unusable or None).
+    """
+    if a.size < min_items:
+        return float("nan"), 0, "too_few_items"
+    labels, groups, sizes = np.unique(groups, return_inverse=True, return_counts=True)
+    n_groups = labels.size
+    keep = (sizes >= _MIN_GROUP)[groups]
+    if int(keep.sum()) < min_items:
+        return float("nan"), 0, "too_few_items"
+    groups, a, b = groups[keep], a[keep], b[keep]
+    ra = _group_ranks(groups, a, n_groups)
+    rb = _group_ranks(groups, b, n_groups)
+    num = np.bincount(groups, weights=ra * rb, minlength=n_groups)
+    ssa = np.bincount(groups, weights=ra * ra, minlength=n_groups)
+    ssb = np.bincount(groups, weights=rb * rb, minlength=n_groups)
+    count = np.bincount(groups, minlength=n_groups).astype(np.float64)
+    defined = (ssa > 0) & (ssb > 0) & (count >= _MIN_GROUP)
+    used = int(count[defined].sum())
+    if not defined.any():
+        return float("nan"), 0, "no_variation"
+    if used < min_items:
+        return float("nan"), used, "too_few_items"
+    rho = num[defined] / np.sqrt(ssa[defined] * ssb[defined])
+    return float(np.clip(np.average(rho, weights=count[defined]), -1.0, 1.0)), used, None
+
+
+def _summary(
+    kind: str,
+    rhos: list[float],
+    items: list[int],
+    failures: list[str],
+    *,
+    splits: int,
+    seed: int,
+    n_raters: int,
+) -> SplitHalf:
+    undefined: dict[str, Any] = {
+        "kind": kind,
+        "mean": None,
+        "median": None,
+        "q025": None,
+        "q975": None,
+        "n_items_mean": None,
+        "spearman_brown": None,
+        "splits": splits,
+        "seed": seed,
+        "n_raters": n_raters,
+    }
+    if n_raters < MIN_RATERS:
+        return SplitHalf(**undefined, n_splits_used=0, reason="too_few_raters")
+    if len(rhos) < _MIN_USED_SHARE * splits:
+        # The commonest reason the splits failed names the result's reason.
+        codes, counts = np.unique(np.array(failures or ["too_few_items"]), return_counts=True)
+        return SplitHalf(**undefined, n_splits_used=len(rhos), reason=str(codes[counts.argmax()]))
+    r = np.array(rhos)
+    mean = float(r.mean())
+    low, median, high = (float(x) for x in np.quantile(r, [0.025, 0.5, 0.975]))
+    return SplitHalf(
+        kind=kind,
+        mean=mean,
+        median=median,
+        q025=low,
+        q975=high,
+        n_splits_used=len(rhos),
+        n_items_mean=float(np.mean(items)),
+        spearman_brown=2.0 * mean / (1.0 + mean) if mean > -1.0 else None,
+        reason=None,
+        splits=splits,
+        seed=seed,
+        n_raters=n_raters,
+    )
+
+
+def _half_masks(rng: np.random.Generator, n_raters: int, splits: int) -> BoolArray:
+    """(splits, n_raters): True for the raters of half A in each split."""
+    halves = np.zeros((splits, n_raters), dtype=bool)
+    for s in range(splits):
+        halves[s, rng.permutation(n_raters)[: n_raters // 2]] = True
+    return halves
+
+
+def _pairs_split_half(
+    left: np.ndarray,
+    right: np.ndarray,
+    winner_is_left: np.ndarray,
+    rater: np.ndarray,
+    n_items: int,
+    item_sets: list[BoolArray],
+    *,
+    splits: int,
+    seed: int,
+    min_items: int,
+    alpha: float,
+) -> list[SplitHalf]:
+    """Split-half ranking correlation of the Bradley-Terry board, restricted to each item set.
+
+    Both halves are fitted on all their pairs; each item set only chooses which items enter
+    the correlation, so a model's items are scored against every opponent they met.
+    """
+    _check_split_args(splits, min_items)
+    lt = _index_array(left, "left")
+    rt = _index_array(right, "right")
+    wl = np.asarray(winner_is_left, dtype=bool)
+    rr = _index_array(rater, "rater")
+    if not (lt.shape == rt.shape == wl.shape == rr.shape):
+        raise ValueError("left, right, winner_is_left and rater must have the same length")
+    winners = np.where(wl, lt, rt)
+    losers = np.where(wl, rt, lt)
+    _, rr = np.unique(rr, return_inverse=True)
+    n_all = int(rr.max()) + 1 if rr.size else 0
+    # Raters counted per item set: those who judged a pair touching one of its items.
+    n_raters = [
+        int(np.unique(rr[items[lt] | items[rt]]).size) if rr.size else 0 for items in item_sets
+    ]
+    rhos: list[list[float]] = [[] for _ in item_sets]
+    used: list[list[int]] = [[] for _ in item_sets]
+    failures: list[list[str]] = [[] for _ in item_sets]
+    if n_all >= MIN_RATERS and max(n_raters, default=0) >= MIN_RATERS:
+        halves = _half_masks(np.random.default_rng(seed), n_all, splits)
+        for s in range(splits):
+            in_a = halves[s][rr]
+            fits, seen = [], []
+            for side in (in_a, ~in_a):
+                fits.append(bt_fit(winners[side], losers[side], n_items, alpha=alpha))
+                seen.append(
+                    np.bincount(lt[side], minlength=n_items)
+                    + np.bincount(rt[side], minlength=n_items)
+                    > 0
+                )
+            both = seen[0] & seen[1]
+            fa, fb = fits
+            # One label per (component in half A, component in half B).
+            group = fa.component * (fb.n_components + 1) + fb.component
+            for k, items in enumerate(item_sets):
+                idx = np.flatnonzero(both & items)
+                rho, n, why = _grouped_spearman(
+                    fa.scores[idx], fb.scores[idx], group[idx], min_items
+                )
+                if why is None:
+                    rhos[k].append(rho)
+                    used[k].append(n)
+                else:
+                    failures[k].append(why)
+    return [
+        _summary(
+            "pairs", rhos[k], used[k], failures[k], splits=splits, seed=seed, n_raters=n_raters[k]
+        )
+        for k in range(len(item_sets))
+    ]
+
+
+def split_half_ranking_pairs(
+    left: np.ndarray,
+    right: np.ndarray,
+    winner_is_left: np.ndarray,
+    rater: np.ndarray,
+    n_items: int,
+    *,
+    splits: int = 200,
+    seed: int,
+    min_items: int = MIN_ITEMS,
+    alpha: float = DEFAULT_ALPHA,
+) -> SplitHalf:
+    """Split-half Spearman correlation of the two halves' Bradley-Terry scores (see the module
+    docstring: random rater halves, within-component correlation, Spearman-Brown step-up)."""
+    return _pairs_split_half(
+        left,
+        right,
+        winner_is_left,
+        rater,
+        n_items,
+        [np.ones(n_items, dtype=bool)],
+        splits=splits,
+        seed=seed,
+        min_items=min_items,
+        alpha=alpha,
+    )[0]
+
+
+def split_half_ranking_scores(
+    item: np.ndarray,
+    rater: np.ndarray,
+    value: np.ndarray,
+    n_items: int,
+    *,
+    splits: int = 200,
+    seed: int,
+    min_items: int = MIN_ITEMS,
+) -> SplitHalf:
+    """Split-half Spearman correlation of the two halves' item means for one question, over
+    the items rated in both halves (see the module docstring)."""
+    _check_split_args(splits, min_items)
+    it, ra, va = _ratings(item, rater, value, n_items)
+    n_raters = int(ra.max()) + 1 if ra.size else 0
+    rhos: list[float] = []
+    used: list[int] = []
+    failures: list[str] = []
+    if n_raters >= MIN_RATERS:
+        halves = _half_masks(np.random.default_rng(seed), n_raters, splits)
+        single = np.zeros(n_items, dtype=np.int64)
+        for s in range(splits):
+            in_a = halves[s][ra]
+            means, seen = [], []
+            for side in (in_a, ~in_a):
+                count = np.bincount(it[side], minlength=n_items)
+                total = np.bincount(it[side], weights=va[side], minlength=n_items)
+                seen.append(count > 0)
+                means.append(total / np.maximum(count, 1))
+            idx = np.flatnonzero(seen[0] & seen[1])
+            rho, n, why = _grouped_spearman(means[0][idx], means[1][idx], single[idx], min_items)
+            if why is None:
+                rhos.append(rho)
+                used.append(n)
+            else:
+                failures.append(why)
+    return _summary("scores", rhos, used, failures, splits=splits, seed=seed, n_raters=n_raters)
+
+
+# ---------------------------------------------------------------------------------------------
+# k-rater reliability
+# ---------------------------------------------------------------------------------------------
+
+
+def spearman_brown(icc: float, k: float) -> float:
+    """Reliability of the mean of k ratings from the single-rating reliability ``icc``."""
+    return k * icc / (1.0 + (k - 1.0) * icc)
+
+
+def _one_way(
+    n: np.ndarray, s: np.ndarray, q: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One-way ANOVA per column from per-item (rows) weighted counts, sums and sums of squares.
+
+    Returns (ICC(1), k0, MSB, MSW), nan where undefined (fewer than 2 items, no within-item
+    degrees of freedom, or a zero denominator).
+    """
+    present = n > 0
+    safe_n = np.where(present, n, 1.0)
+    groups = present.sum(axis=0).astype(np.float64)
+    total_n = n.sum(axis=0)
+    total_s = s.sum(axis=0)
+    between_part = np.where(present, s * s / safe_n, 0.0).sum(axis=0)
+    ss_within = np.maximum(q.sum(axis=0) - between_part, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ss_between = np.maximum(between_part - total_s * total_s / total_n, 0.0)
+        df_b = groups - 1.0
+        df_w = total_n - groups
+        msb = np.where(df_b > 0, ss_between / df_b, np.nan)
+        msw = np.where(df_w > 0, ss_within / df_w, np.nan)
+        k0 = np.where(df_b > 0, (total_n - (n * n).sum(axis=0) / total_n) / df_b, np.nan)
+        denom = msb + (k0 - 1.0) * msw
+        icc = np.where(denom > 0, (msb - msw) / denom, np.nan)
+    return icc, k0, msb, msw
+
+
+def _expanded_tail(tail: float, units: int) -> float:
+    """Hesterberg's expanded percentile tail for ``units`` resampled clusters."""
+    if units < 2:
+        return tail
+    z = np.sqrt(units / (units - 1.0)) * float(stdtrit(units - 1, 1.0 - tail))
+    return float(ndtr(-z))
+
+
+def _bootstrap_icc(
+    it: IntArray,
+    ra: IntArray,
+    va: FloatArray,
+    n_items: int,
+    n_raters: int,
+    rounds: int,
+    rng: np.random.Generator,
+    *,
+    centre: bool = True,
+) -> FloatArray:
+    """ICC(1) of ``rounds`` rater-clustered resamples (nan where undefined).
+
+    ``centre=True`` first moves the ratings so that the resampled population has the fitted
+    variance components (see "Centring the bootstrap" in the module docstring); ``False`` is
+    the plain rater bootstrap, kept for ``benchmarks/sim_reliability.py``'s comparison.
+    """
+    counts = np.bincount(it, minlength=n_items).astype(np.float64)
+    safe = np.maximum(counts, 1.0)
+    item_mean = np.bincount(it, weights=va, minlength=n_items) / safe
+    grand = float(va.mean())
+    if centre:
+        _, _, msb_a, msw_a = _one_way(
+            counts[:, None],
+            np.bincount(it, weights=va - grand, minlength=n_items)[:, None],
+            np.bincount(it, weights=(va - grand) ** 2, minlength=n_items)[:, None],
+        )
+        msb, msw = float(msb_a[0]), float(msw_a[0])
+        shrink = np.sqrt(max(msb - msw, 0.0) / msb) if msb > 0 else 0.0
+        inflate = np.sqrt(safe / np.maximum(counts - 1.0, 1.0))
+        moved = shrink * (item_mean[it] - grand) + inflate[it] * (va - item_mean[it])
+    else:
+        moved = va - grand
+    shape = (n_items, n_raters)
+    per_count = sparse.csr_matrix((np.ones(it.size), (it, ra)), shape=shape)
+    per_sum = sparse.csr_matrix((moved, (it, ra)), shape=shape)
+    per_sq = sparse.csr_matrix((moved * moved, (it, ra)), shape=shape)
+    boot = np.empty(rounds)
+    chunk = max(1, _BATCH_ELEMENTS // max(n_items, n_raters, 1))
+    for first in range(0, rounds, chunk):
+        r = min(chunk, rounds - first)
+        # Multiplicities of each rater in r resamples of n_raters raters with replacement.
+        idx = rng.integers(0, n_raters, size=(r, n_raters))
+        idx += (np.arange(r, dtype=np.int64) * n_raters)[:, None]
+        draw = np.bincount(idx.ravel(), minlength=r * n_raters).reshape(r, n_raters).T
+        draw = draw.astype(np.float64)
+        boot[first : first + r] = _one_way(
+            np.asarray(per_count @ draw), np.asarray(per_sum @ draw), np.asarray(per_sq @ draw)
+        )[0]
+    return boot
+
+
+def _empirical_krr(
+    it: IntArray,
+    va: FloatArray,
+    n_items: int,
+    ks: Sequence[int],
+    draws: int,
+    min_items: int,
+    rng: np.random.Generator,
+) -> list[tuple[float | None, int]]:
+    """Wong & Paritosh's k-rater reliability for each k: (mean correlation or None, items)."""
+    counts = np.bincount(it, minlength=n_items)
+    order = np.argsort(it, kind="stable")
+    it_sorted, va_sorted = it[order], va[order]
+    start = np.concatenate(([0], np.cumsum(counts)))[:-1]
+    results: list[tuple[float | None, int]] = []
+    eligible = [np.flatnonzero(counts >= 2 * k) for k in ks]
+    active = [e.size >= min_items for e in eligible]
+    sums: list[list[float]] = [[] for _ in ks]
+    if any(active):
+        chunk = max(1, _BATCH_ELEMENTS // max(it.size, 1))
+        for first in range(0, draws, chunk):
+            r = min(chunk, draws - first)
+            # A random order of each item's ratings: sort by item + a uniform draw in [0, 1).
+            shuffled = np.argsort(it_sorted[None, :] + rng.random((r, it.size)), axis=1)
+            values = va_sorted[shuffled]
+            for j, k in enumerate(ks):
+                if not active[j]:
+                    continue
+                items = eligible[j]
+                cols = start[items][:, None] + np.arange(2 * k)[None, :]
+                picked = values[:, cols]  # (r, items, 2k)
+                a = picked[:, :, :k].mean(axis=2)
+                b = picked[:, :, k:].mean(axis=2)
+                a = a - a.mean(axis=1, keepdims=True)
+                b = b - b.mean(axis=1, keepdims=True)
+                den = np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+                num = (a * b).sum(axis=1)
+                ok = den > 0
+                sums[j].extend((num[ok] / den[ok]).tolist())
+    for j, e in enumerate(eligible):
+        value = float(np.mean(sums[j])) if active[j] and sums[j] else None
+        results.append((value, int(e.size) if active[j] else 0))
+    return results
+
+
+def k_rater_reliability(
+    item: np.ndarray,
+    rater: np.ndarray,
+    value: np.ndarray,
+    n_items: int,
+    *,
+    ks: Sequence[int] = DEFAULT_KS,
+    rounds: int = 1000,
+    seed: int,
+    level: float = 0.95,
+    interval: str = "expanded",
+    draws: int = 200,
+    empirical_min_items: int = MIN_EMPIRICAL_ITEMS,
+) -> KRaterReliability:
+    """ICC(1) and ICC(1,k) with rater-clustered bootstrap intervals, and the empirical k-rater
+    reliability (see the module docstring for the estimand and the undefined cases)."""
+    if rounds < 1:
+        raise ValueError("rounds must be >= 1")
+    if draws < 1:
+        raise ValueError("draws must be >= 1")
+    if not 0.0 < level < 1.0:
+        raise ValueError("level must be in (0, 1)")
+    if interval not in INTERVALS:
+        raise ValueError(f"interval must be one of {INTERVALS}")
+    ks = tuple(int(k) for k in ks)
+    if any(k < 1 for k in ks):
+        raise ValueError("every k must be >= 1")
+    if empirical_min_items < 3:
+        raise ValueError("empirical_min_items must be >= 3")
+    it, ra, va = _ratings(item, rater, value, n_items)
+    n_raters = int(ra.max()) + 1 if ra.size else 0
+    counts = np.bincount(it, minlength=n_items)
+    rated = int((counts > 0).sum())
+
+    def undefined(reason: str, **known: float | None) -> KRaterReliability:
+        fields: dict[str, Any] = {
+            "icc": None,
+            "icc_ci_low": None,
+            "icc_ci_high": None,
+            "k_mean": None,
+            "at_mean": None,
+            "by_k": (),
+            "k0": None,
+            "ms_between": None,
+            "ms_within": None,
+        }
+        fields.update(known)
+        return KRaterReliability(
+            **fields,
+            n_items=rated,
+            n_raters=n_raters,
+            n_ratings=int(it.size),
+            rounds=rounds,
+            failed_rounds=0,
+            seed=seed,
+            level=level,
+            interval=interval,
+            draws=draws,
+            reason=reason,
+        )
+
+    if n_raters < MIN_RATERS:
+        return undefined("too_few_raters")
+    if rated < 2:
+        return undefined("too_few_items")
+    k_mean = it.size / rated
+    if k_mean < 2.0:
+        return undefined("too_few_ratings_per_item")
+    # Centred values keep the sums of squares accurate for any location of the scale.
+    centred = va - va.mean()
+    n_full = counts.astype(np.float64)[:, None]
+    s_full = np.bincount(it, weights=centred, minlength=n_items)[:, None]
+    q_full = np.bincount(it, weights=centred * centred, minlength=n_items)[:, None]
+    icc_a, k0_a, msb_a, msw_a = _one_way(n_full, s_full, q_full)
+    icc, k0, msb, msw = float(icc_a[0]), float(k0_a[0]), float(msb_a[0]), float(msw_a[0])
+    if not np.isfinite(icc) or msb + msw <= 0:
+        return undefined(
+            "zero_variance",
+            k0=k0 if np.isfinite(k0) else None,
+            ms_between=msb if np.isfinite(msb) else None,
+            ms_within=msw if np.isfinite(msw) else None,
+        )
+
+    rng = np.random.default_rng(seed)
+    boot = _bootstrap_icc(it, ra, va, n_items, n_raters, rounds, rng, centre=True)
+    finite = boot[np.isfinite(boot)]
+    failed = int(rounds - finite.size)
+    tail = (1.0 - level) / 2.0
+    if interval == "expanded":
+        tail = _expanded_tail(tail, n_raters)
+    lo: float | None = None
+    hi: float | None = None
+    if finite.size:
+        lo, hi = (float(x) for x in np.quantile(finite, [tail, 1.0 - tail]))
+
+    def at(k: float, empirical: float | None = None, empirical_items: int = 0) -> KRater:
+        return KRater(
+            k=k,
+            value=spearman_brown(max(icc, 0.0), k),
+            ci_low=None if lo is None else spearman_brown(max(lo, 0.0), k),
+            ci_high=None if hi is None else spearman_brown(max(hi, 0.0), k),
+            empirical=empirical,
+            empirical_items=empirical_items,
+        )
+
+    empirical = _empirical_krr(it, va, n_items, ks, draws, empirical_min_items, rng)
+    return KRaterReliability(
+        icc=icc,
+        icc_ci_low=lo,
+        icc_ci_high=hi,
+        k_mean=float(k_mean),
+        at_mean=at(float(k_mean)),
+        by_k=tuple(at(float(k), e, n) for k, (e, n) in zip(ks, empirical, strict=True)),
+        k0=k0,
+        ms_between=msb,
+        ms_within=msw,
+        n_items=rated,
+        n_raters=n_raters,
+        n_ratings=int(it.size),
+        rounds=rounds,
+        failed_rounds=failed,
+        seed=seed,
+        level=level,
+        interval=interval,
+        draws=draws,
+        reason=None,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Per group of items
+# ---------------------------------------------------------------------------------------------
+
+
+def by_group(
+    item_group: Sequence[str] | np.ndarray,
+    *,
+    scores: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    pairs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+    splits: int = 200,
+    rounds: int = 1000,
+    seed: int,
+    ks: Sequence[int] = DEFAULT_KS,
+    level: float = 0.95,
+    interval: str = "expanded",
+    draws: int = 200,
+    min_items: int = MIN_ITEMS,
+    alpha: float = DEFAULT_ALPHA,
+) -> dict[str, GroupReliability]:
+    """Split-half correlations and k-rater reliability for the items of each group code.
+
+    ``item_group`` holds one code per item (its length is the number of items). Scorecard
+    statistics use the group's answers only. The pairs' split-half fits use every pair (an
+    item's score depends on all the opponents it met, usually of other groups) and correlate
+    the group's items; the rater splits are shared by all groups. Every group uses ``seed``.
+    """
+    codes = np.asarray([str(c) for c in item_group])
+    n_items = int(codes.size)
+    labels = sorted(set(codes.tolist()))
+    members = {label: codes == label for label in labels}
+    pair_results: dict[str, SplitHalf] = {}
+    if pairs is not None:
+        left, right, winner_is_left, rater = pairs
+        found = _pairs_split_half(
+            left,
+            right,
+            winner_is_left,
+            rater,
+            n_items,
+            [members[label] for label in labels],
+            splits=splits,
+            seed=seed,
+            min_items=min_items,
+            alpha=alpha,
+        )
+        pair_results = dict(zip(labels, found, strict=True))
+    out: dict[str, GroupReliability] = {}
+    for label in labels:
+        split_scores: SplitHalf | None = None
+        k_rater: KRaterReliability | None = None
+        if scores is not None:
+            item, rater, value = (np.asarray(a) for a in scores)
+            index = _index_array(item, "item")
+            if index.size and (index.min() < 0 or index.max() >= n_items):
+                raise ValueError("item index out of range [0, len(item_group))")
+            rows = members[label][index]
+            split_scores = split_half_ranking_scores(
+                item[rows],
+                rater[rows],
+                value[rows],
+                n_items,
+                splits=splits,
+                seed=seed,
+                min_items=min_items,
+            )
+            k_rater = k_rater_reliability(
+                item[rows],
+                rater[rows],
+                value[rows],
+                n_items,
+                ks=ks,
+                rounds=rounds,
+                seed=seed,
+                level=level,
+                interval=interval,
+                draws=draws,
+            )
+        out[label] = GroupReliability(
+            group=label,
+            n_items=int(members[label].sum()),
+            pairs=pair_results.get(label),
+            scores=split_scores,
+            k_rater=k_rater,
+        )
+    return out
