@@ -28,7 +28,7 @@ its raters). Then the time of ``style_controlled_items`` on 100 items, 20,000 co
 200 rounds.
 
 Run from the project root:  nice -n 10 .venv/bin/python benchmarks/sim_style_control.py
-[--reps 300] [--rounds 300] [--quick]
+[--reps 400] [--rounds 400] [--quick]
 """
 
 from __future__ import annotations
@@ -240,8 +240,8 @@ def _line(label: str, values: list[float], *, binary: bool = False, band: bool =
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reps", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--reps", type=int, default=400)
+    parser.add_argument("--rounds", type=int, default=400)
     parser.add_argument("--beta", type=float, default=0.4)
     parser.add_argument("--seed", type=int, default=2025)
     parser.add_argument("--quick", action="store_true", help="60 studies, 200 rounds")

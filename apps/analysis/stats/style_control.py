@@ -81,7 +81,11 @@ the study's (raters random, items fixed: "these jokes"), unlike the model compar
 covariate difference, averaged over the study's comparisons; the controlled theta is a
 source's strength had its jokes the same covariates as the others'. Both are attenuated
 towards 0 by everything the model leaves out (rater taste, item differences within a source),
-as every logistic coefficient is; orders are not affected.
+as every logistic coefficient is (in the simulation, a planted 0.4 per sd gave an estimand of
+0.34). Items fixed also means that beta takes up whatever chance correlation a covariate has
+with the quality of the study's own jokes: with 15 jokes a source the estimand itself ordered
+the sources as their jokes' planted quality in 92% of simulated studies
+(``benchmarks/sim_style_control.py``).
 
 Sources without a finite maximum-likelihood strength: a source that never lost a comparison
 against another source ("undefeated") has theta = +infinity, one that never won ("never_won")
@@ -112,11 +116,13 @@ cross terms with the source fit; the bootstrap has neither to write down, reuses
 and is the method of the plain item intervals, which it reproduces exactly (same seed, same
 draws as ``bt_bootstrap(cluster="rater", interval="expanded")``). Intervals are expanded
 percentile intervals (``bt_bootstrap``'s ``interval="expanded"``, Hesterberg 2015) with G =
-raters. Cost: ``benchmarks/sim_style_control.py`` reports the time for 100 items, 20,000
-comparisons and 200 rounds. Estimand: the population value of this two-stage fit, raters
-random, items fixed. Caveat: beta comes from a model that leaves the items' own differences
-out, so it is attenuated beside the item scores' scale (non-collapsibility of the logit); the
-simulation reports how far the controlled scores then stay from the planted ones.
+raters. Cost (``benchmarks/sim_style_control.py``): 100 items, 20,000 comparisons, two
+covariates and 200 rounds take ~0.5 s, the source fit alone ~40 ms. Estimand: the population
+value of this two-stage fit, raters random, items fixed. Caveat: beta comes from a model that
+leaves the items' own differences out, so it is attenuated beside the item scores' scale
+(non-collapsibility of the logit) and a little of the covariate's effect stays in the
+controlled scores; in the simulation the estimand still ranks the items as their planted
+quality with a Spearman correlation of 0.98 (the estimates: controlled 0.81, plain 0.37).
 
 Ranks: ``ci_aware_ranks`` within each component, for the controlled and the plain scores.
 
