@@ -160,7 +160,13 @@ def make_study(
                 p_left = 1 / (1 + np.exp(strength[b] - strength[a]))
                 winner = a if rng.random() < p_left else b
                 pairs.append(
-                    PairJudgment(left=items[a], right=items[b], winner=items[winner], **common(r))
+                    PairJudgment(
+                        left=items[a],
+                        right=items[b],
+                        outcome="left" if winner == a else "right",
+                        winner=items[winner],
+                        **common(r),
+                    )
                 )
         PairJudgment.objects.bulk_create(pairs, batch_size=5000)
     return study

@@ -5,10 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Case, Exists, OuterRef, Q, When
 
 from apps.analysis.models import StudyResult
-from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, Thresholds
+from apps.analysis.stats.inputs import (
+    UNDECIDED_NEITHER,
+    UNDECIDED_TIE,
+    QuestionInfo,
+    StudyInputs,
+    Thresholds,
+)
 from apps.core.errors import NotFound
 from apps.exclusions.selectors import ExclusionSet, exclusion_set_for_study
 from apps.judgments.models import (
@@ -104,10 +110,20 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
             .exclude(right_id__in=left_out)
             .exclude(pk__in=out.pairs)
             .order_by("pk")
-            .values_list("left_id", "right_id", "winner_id", "rater_id")
+            .annotate(
+                code=Case(
+                    When(outcome=PairJudgment.Outcome.LEFT, then=0),
+                    When(outcome=PairJudgment.Outcome.RIGHT, then=1),
+                    When(outcome=PairJudgment.Outcome.TIE, then=UNDECIDED_TIE),
+                    default=UNDECIDED_NEITHER,
+                )
+            )
+            .values_list("left_id", "right_id", "code", "rater_id")
         ),
         dtype=np.int64,
     ).reshape(-1, 4)
+    undecided = pairs[pairs[:, 2] >= UNDECIDED_TIE]
+    pairs = pairs[pairs[:, 2] < UNDECIDED_TIE]
     turing = list(
         TuringJudgment.objects.filter(study=study, item__is_attention_check=False)
         .exclude(rater_id__in=out.raters)
@@ -188,8 +204,12 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
         score_seconds=answers[:, 4],
         pair_left=positions(pairs[:, 0], item_pks),
         pair_right=positions(pairs[:, 1], item_pks),
-        pair_winner_is_left=pairs[:, 2] == pairs[:, 0],
+        pair_winner_is_left=pairs[:, 2] == 0,
         pair_rater=positions(pairs[:, 3], rater_pks),
+        undecided_left=positions(undecided[:, 0], item_pks),
+        undecided_right=positions(undecided[:, 1], item_pks),
+        undecided_rater=positions(undecided[:, 3], rater_pks),
+        undecided_kind=undecided[:, 2].copy(),
         turing_item=positions(np.array([row[0] for row in turing], dtype=np.int64), item_pks),
         turing_rater=positions(np.array([row[1] for row in turing], dtype=np.int64), rater_pks),
         turing_guess_ai=np.array([row[2] == "ai" for row in turing], dtype=bool),

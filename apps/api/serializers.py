@@ -112,6 +112,8 @@ class StudyOut(StudySummaryOut):
     attention_check_rate = serializers.FloatField()
     adaptive_pairing = serializers.BooleanField()
     allow_cross_language_pairs = serializers.BooleanField()
+    pair_offers_tie = serializers.BooleanField()
+    pair_offers_neither = serializers.BooleanField()
     min_items_per_model = serializers.IntegerField()
     min_raters_per_item = serializers.IntegerField()
     culture_fdr = serializers.FloatField(
@@ -192,6 +194,12 @@ class StudyConfigureIn(StrictSerializer):
         required=False,
         help_text="A/B pairs across languages for raters who read several; off by default. "
         "Needs a study with several languages.",
+    )
+    pair_offers_tie = serializers.BooleanField(
+        required=False, help_text='Offer "about the same" in A/B pairs; off by default.'
+    )
+    pair_offers_neither = serializers.BooleanField(
+        required=False, help_text='Offer "neither" in A/B pairs; off by default.'
     )
     min_items_per_model = _small()
     min_raters_per_item = _small()
@@ -311,7 +319,17 @@ class JudgmentLine(serializers.Serializer):
     item = serializers.CharField(max_length=128, required=False, help_text="score, turing")
     left = serializers.CharField(max_length=128, required=False, help_text="pair")
     right = serializers.CharField(max_length=128, required=False, help_text="pair")
-    winner = serializers.CharField(max_length=128, required=False, help_text="pair")
+    winner = serializers.CharField(
+        max_length=128,
+        required=False,
+        help_text="pair: the chosen item (left or right); empty for a tie or neither.",
+    )
+    outcome = serializers.ChoiceField(
+        choices=["left", "right", "tie", "neither"],
+        required=False,
+        help_text="pair: the side chosen, or 'tie' (about the same) / 'neither'. Optional when "
+        "`winner` is given; must agree with it.",
+    )
     guess = serializers.ChoiceField(choices=["ai", "human"], required=False, help_text="turing")
     seconds_into_session = serializers.FloatField(required=False)
     submitted_at = serializers.DateTimeField(required=False)

@@ -250,7 +250,9 @@ def _adaptive_order(
     from apps.judgments.models import PairJudgment
 
     rows = list(
-        PairJudgment.objects.filter(study=study).values_list("winner_id", "left_id", "right_id")
+        PairJudgment.objects.filter(study=study)
+        .exclude(outcome=PairJudgment.Outcome.NEITHER)
+        .values_list("winner_id", "left_id", "right_id")
     )
     if len(rows) < ADAPTIVE_WARMUP_PAIRS:
         return pairs
@@ -266,8 +268,14 @@ def _adaptive_order(
         index = {pk: i for i, pk in enumerate(members)}
         wins = np.zeros((len(members), len(members)))
         for winner, left, right in rows:
-            loser = right if winner == left else left
-            if winner in index and loser in index:
+            if left not in index or right not in index:
+                continue
+            if winner is None:
+                # A tie: half a win each way, the usual reading of a draw in paired comparisons.
+                wins[index[left], index[right]] += 0.5
+                wins[index[right], index[left]] += 0.5
+            else:
+                loser = right if winner == left else left
                 wins[index[winner], index[loser]] += 1
         values = pair_values(
             wins, np.array([(index[a], index[b]) for a, b in group], dtype=np.int64)

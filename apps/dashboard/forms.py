@@ -121,6 +121,8 @@ class StudySettingsForm(forms.ModelForm):
             "attention_check_rate": _("Attention check rate"),
             "adaptive_pairing": _("Adaptive pairing"),
             "allow_cross_language_pairs": _("Allow cross-language pairs"),
+            "pair_offers_tie": _("Offer \u201cabout the same\u201d in A/B pairs"),
+            "pair_offers_neither": _("Offer \u201cneither\u201d in A/B pairs"),
             "min_items_per_model": _("Min items per model"),
             "min_raters_per_item": _("Min raters per item"),
             "prolific_completion_code": _("Prolific completion code"),
@@ -142,6 +144,14 @@ class StudySettingsForm(forms.ModelForm):
                 "Let raters who read several of the study's languages compare items across "
                 "languages in A/B pairs. Off by default: a cross-language pair measures "
                 "language, not humor."
+            ),
+            "pair_offers_tie": _(
+                "Ties enter the strengths through a tie model (Davidson or Rao-Kupper, whichever "
+                "fits better) and the tie rate is reported. Off by default: a forced choice."
+            ),
+            "pair_offers_neither": _(
+                "Neither is funny, or the rater does not get them: reported as its own rate per "
+                "item and model, and no evidence about their order."
             ),
             "screening_top_k": _(
                 "A screening run promotes this many candidates per model, by FunnyScore, into "

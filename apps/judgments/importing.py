@@ -22,7 +22,7 @@ from apps.core.errors import LineError
 from apps.core.fields import LineFields, meta_of
 from apps.core.lines import Record
 from apps.core.sentences import Sentence
-from apps.judgments.models import ScoreResponse, TuringJudgment
+from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
 from apps.raters.models import UNKNOWN_BACKGROUND, AgeBand
 from apps.studies import scales
 
@@ -41,12 +41,13 @@ COMMON_FIELDS = frozenset(
 KINDS = ("score", "pair", "turing")
 # Cells of these columns hold JSON in CSV files.
 JUDGMENT_JSON_COLUMNS = frozenset({"meta"})
-PAIR_FIELDS = COMMON_FIELDS | {"left", "right", "winner"}
+PAIR_FIELDS = COMMON_FIELDS | {"left", "right", "winner", "outcome"}
 TURING_FIELDS = COMMON_FIELDS | {"item", "guess"}
 # Choices read once (a TextChoices' `values` is rebuilt on every access).
 _AGE_BANDS = frozenset(AgeBand.values)
 _EXPLANATION_MATCHES = frozenset(c for c in ScoreResponse.ExplanationMatch.values if c)
 _GUESSES = frozenset(TuringJudgment.Guess.values)
+_PAIR_OUTCOMES = frozenset(PairJudgment.Outcome.values)
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,8 @@ class PairRow:
     header: Header
     left: str
     right: str
+    # "left" | "right" | "tie" | "neither"; winner is the chosen item, "" for a tie or neither.
+    outcome: str
     winner: str
 
     @property
@@ -280,29 +283,49 @@ def _score(fields: LineFields, header: Header, context: ImportContext) -> ScoreR
 
 
 def _pair(fields: LineFields, header: Header, context: ImportContext) -> PairRow | None:
+    """A pair line: `winner` names the chosen item; `outcome` (optional) says which side, or
+    "tie" / "neither", in which case there is no winner. Either may be left out when the other
+    says it all; when both are given they must agree."""
     left = _item_ref(fields, "left", context)
     right = _item_ref(fields, "right", context)
-    winner = fields.string("winner", required=True, max_length=128)
+    outcome = fields.choice("outcome", _PAIR_OUTCOMES)
+    undecided = outcome in (PairJudgment.Outcome.TIE, PairJudgment.Outcome.NEITHER)
+    winner = fields.string("winner", required=outcome == "", max_length=128)
     if left is not None and left == right:
         fields.error("right", gettext_noop("must differ from left"))
-    if (
-        winner is not None
-        and left is not None
-        and right is not None
-        and winner not in (left, right)
-    ):
+    if winner and undecided:
         fields.error(
             "winner",
-            gettext_noop(
-                "must be the left (%(left)s) or the right (%(right)s) item, got %(value)s"
-            ),
-            left=repr(left),
-            right=repr(right),
+            gettext_noop("must be empty when the outcome is %(outcome)s, got %(value)s"),
+            outcome=repr(outcome),
             value=repr(winner),
         )
-    if not fields.ok or left is None or right is None or winner is None:
+    elif winner and left is not None and right is not None:
+        if winner not in (left, right):
+            fields.error(
+                "winner",
+                gettext_noop(
+                    "must be the left (%(left)s) or the right (%(right)s) item, got %(value)s"
+                ),
+                left=repr(left),
+                right=repr(right),
+                value=repr(winner),
+            )
+        elif outcome and winner != (left if outcome == PairJudgment.Outcome.LEFT else right):
+            fields.error(
+                "winner",
+                gettext_noop("is the left item, but the outcome says %(outcome)s")
+                if winner == left
+                else gettext_noop("is the right item, but the outcome says %(outcome)s"),
+                outcome=repr(outcome),
+            )
+    if not fields.ok or left is None or right is None or winner is None or outcome is None:
         return None
-    return PairRow(header, left, right, winner)
+    if not outcome:
+        outcome = PairJudgment.Outcome.LEFT if winner == left else PairJudgment.Outcome.RIGHT
+    elif not undecided:
+        winner = left if outcome == PairJudgment.Outcome.LEFT else right
+    return PairRow(header, left, right, outcome, winner)
 
 
 def _turing(fields: LineFields, header: Header, context: ImportContext) -> TuringRow | None:

@@ -187,11 +187,28 @@ class EarlyAnswer(models.Model):
 
 
 class PairJudgment(Judgment):
-    """'Which is funnier?' Left and right are as shown; the winner is one of them."""
+    """'Which is funnier?' Left and right are as shown.
+
+    The answer is one side, or, where the study offers them, "about the same" (a tie: evidence
+    that the two are close, fitted by a tie model) or "neither" (neither is funny, or the rater
+    does not get them: no evidence about their order, reported as its own rate). ``winner`` is
+    the chosen item for a side and null otherwise; the database holds the two in step.
+    """
+
+    class Outcome(models.TextChoices):
+        LEFT = "left", "Left"
+        RIGHT = "right", "Right"
+        TIE = "tie", "About the same"
+        NEITHER = "neither", "Neither"
+
+    DECISIVE = (Outcome.LEFT, Outcome.RIGHT)
 
     left = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     right = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
-    winner = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    outcome = models.CharField(max_length=8, choices=Outcome.choices)
+    winner = models.ForeignKey(
+        Item, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
 
     class Meta:
         ordering = ["study", "submitted_at"]
@@ -205,8 +222,10 @@ class PairJudgment(Judgment):
             ),
             models.CheckConstraint(condition=~Q(left=F("right")), name="pair_items_differ"),
             models.CheckConstraint(
-                condition=Q(winner=F("left")) | Q(winner=F("right")),
-                name="pair_winner_is_shown_item",
+                condition=Q(outcome="left", winner=F("left"), winner__isnull=False)
+                | Q(outcome="right", winner=F("right"), winner__isnull=False)
+                | Q(outcome__in=["tie", "neither"], winner__isnull=True),
+                name="pair_winner_matches_outcome",
             ),
             *_time_checks("pair"),
         ]

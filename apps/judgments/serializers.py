@@ -65,7 +65,11 @@ class EarlyAnswersOut(serializers.Serializer):
 
 
 class PairIn(_Common):
-    winner = serializers.ChoiceField(choices=["left", "right"])
+    winner = serializers.ChoiceField(
+        choices=["left", "right", "tie", "neither"],
+        help_text="The side chosen; 'tie' (about the same) and 'neither' only where the study "
+        "offers them.",
+    )
 
 
 class TuringIn(_Common):

@@ -143,16 +143,16 @@ def _stored_keys(study: Study, rater_ids: list[str]) -> dict[tuple[str, ...], ob
             answers[response_id][name] = None
         for pk, rater, item, match in scores:
             stored[("score", rater, item)] = (answers[pk], match)
-        for rater, left, right, winner in PairJudgment.objects.filter(
+        for rater, left, right, outcome in PairJudgment.objects.filter(
             study=study, rater_id__in=chunk
         ).values_list(
             "rater__external_id",
             "left__external_id",
             "right__external_id",
-            "winner__external_id",
+            "outcome",
         ):
             low, high = sorted((left, right))
-            stored[("pair", rater, low, high)] = (left, right, winner)
+            stored[("pair", rater, low, high)] = (left, right, outcome)
         for rater, item, guess in TuringJudgment.objects.filter(
             study=study, rater_id__in=chunk
         ).values_list("rater__external_id", "item__external_id", "guess"):
@@ -164,7 +164,7 @@ def _content(row: Row) -> object:
     if isinstance(row, ScoreRow):
         return (dict(row.answers), row.explanation_match)
     if isinstance(row, PairRow):
-        return (row.left, row.right, row.winner)
+        return (row.left, row.right, row.outcome)
     return row.guess
 
 
@@ -328,8 +328,17 @@ def _write_rows(
     pair_rows = [row for row in rows if isinstance(row, PairRow)]
     bulk_insert(
         PairJudgment,
-        (*common_columns, "left_id", "right_id", "winner_id"),
-        ((*common(row), items[row.left], items[row.right], items[row.winner]) for row in pair_rows),
+        (*common_columns, "left_id", "right_id", "outcome", "winner_id"),
+        (
+            (
+                *common(row),
+                items[row.left],
+                items[row.right],
+                row.outcome,
+                items[row.winner] if row.winner else None,
+            )
+            for row in pair_rows
+        ),
     )
     turing_rows = [row for row in rows if isinstance(row, TuringRow)]
     bulk_insert(

@@ -448,21 +448,31 @@ def pair_judgment_submit(
     existing = _replay(PairJudgment, rater, idempotency_key)
     if existing is not None:
         return SubmitResult(existing.pk, "pair", True)
-    if winner not in ("left", "right"):
-        raise DomainError("winner must be 'left' or 'right'", field="winner")
+    if winner not in PairJudgment.Outcome.values:
+        raise DomainError("winner must be 'left', 'right', 'tie' or 'neither'", field="winner")
     now = now or timezone.now()
     _check_active(active_ms)
     assignment = _open_assignment(rater, assignment_id, Assignment.Kind.PAIR, now)
+    _check_pair_answer_offered(assignment.study, winner)
     right_id = assignment.right_item_id
     assert right_id is not None  # a pair assignment always has both (database check)
     judgment = PairJudgment.objects.create(
         left=assignment.item,
         right_id=right_id,
-        winner_id=assignment.item_id if winner == "left" else right_id,
+        outcome=winner,
+        winner_id={"left": assignment.item_id, "right": right_id}.get(winner),
         **_common(assignment, idempotency_key, active_ms, now),
     )
     _finish(assignment)
     return SubmitResult(judgment.pk, "pair", False)
+
+
+def _check_pair_answer_offered(study: Study, winner: str) -> None:
+    """A tie or "neither" only where the study offers it: a forced choice stays forced."""
+    if winner == PairJudgment.Outcome.TIE and not study.pair_offers_tie:
+        raise DomainError("this study does not offer 'about the same' (tie)", field="winner")
+    if winner == PairJudgment.Outcome.NEITHER and not study.pair_offers_neither:
+        raise DomainError("this study does not offer 'neither'", field="winner")
 
 
 @_atomic_submission(TuringJudgment)

@@ -157,7 +157,7 @@ def _pair_rows(study: Study, chunk_size: int, out: ExclusionReasons) -> Iterator
             *_RATER,
             "left__external_id",
             "right__external_id",
-            "winner_id",
+            "outcome",
             "left_id",
             "left__is_attention_check",
             "right__is_attention_check",
@@ -174,7 +174,7 @@ def _pair_rows(study: Study, chunk_size: int, out: ExclusionReasons) -> Iterator
         age_band,
         left,
         right,
-        winner_id,
+        outcome,
         left_id,
         left_gold,
         right_gold,
@@ -188,9 +188,10 @@ def _pair_rows(study: Study, chunk_size: int, out: ExclusionReasons) -> Iterator
         pair_pk,
         meta,
     ) in pairs.iterator(chunk_size=chunk_size):
-        # Left and right are as shown on the screen; the winner is always one of them.
-        side = "left" if winner_id == left_id else "right"
-        winner = left if side == "left" else right
+        # Left and right are as shown on the screen. side_chosen is the outcome: a side, or
+        # "tie" (about the same) / "neither", which have no winner.
+        side = outcome
+        winner = {"left": left, "right": right}.get(outcome)
         yield (
             "pair",
             rater,

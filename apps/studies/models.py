@@ -193,6 +193,19 @@ class Study(TimeStampedModel):
         "languages in A/B pairs. Off by default: a cross-language pair measures language, not "
         "humor.",
     )
+    # A/B pairs force a choice unless these are on. A tie is evidence that two items are close
+    # (fitted by a tie model); "neither" says nothing about their order and is its own rate.
+    pair_offers_tie = models.BooleanField(
+        default=False,
+        help_text='Offer "about the same" in A/B pairs. Ties enter the strengths through a '
+        "tie model (Davidson or Rao-Kupper, whichever fits better). Off by default: a forced "
+        "choice.",
+    )
+    pair_offers_neither = models.BooleanField(
+        default=False,
+        help_text='Offer "neither" in A/B pairs (neither is funny, or the rater does not get '
+        "them). Reported as its own rate per item and model; no evidence about the order.",
+    )
     min_items_per_model = models.PositiveSmallIntegerField(default=30)
     min_raters_per_item = models.PositiveSmallIntegerField(default=15)
     # Exclusion rules (apps.exclusions): thresholds, and whether their proposals apply themselves.

@@ -305,6 +305,8 @@ EDITABLE_SETTINGS = (
     "attention_check_rate",
     "adaptive_pairing",
     "allow_cross_language_pairs",
+    "pair_offers_tie",
+    "pair_offers_neither",
     "min_items_per_model",
     "min_raters_per_item",
     "prolific_completion_code",

@@ -577,6 +577,7 @@ def test_adaptive_pairing_prefers_an_uncertain_pair_over_a_settled_one():
                 session=session,
                 left=winner,
                 right=loser,
+                outcome="left",
                 winner=winner,
                 idempotency_key=f"k{PairJudgment.objects.count()}-{winner.pk}",
             )

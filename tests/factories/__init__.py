@@ -101,6 +101,9 @@ class PairJudgmentFactory(factory.django.DjangoModelFactory):
     left = factory.SubFactory(ItemFactory, study=factory.SelfAttribute("..study"))
     right = factory.SubFactory(ItemFactory, study=factory.SelfAttribute("..study"))
     winner = factory.SelfAttribute("left")
+    outcome = factory.LazyAttribute(
+        lambda o: "left" if o.winner == o.left else "right" if o.winner == o.right else "tie"
+    )
     idempotency_key = factory.LazyFunction(lambda: uuid.uuid4().hex)
 
 

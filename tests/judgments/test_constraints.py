@@ -52,6 +52,7 @@ def test_pair_judged_again_in_swapped_placement_is_refused_by_database():
             session=first.session,
             left=first.right,
             right=first.left,
+            outcome="left",
             winner=first.right,
             idempotency_key=uuid.uuid4().hex,
         )
@@ -66,6 +67,20 @@ def test_pair_winner_must_be_one_of_the_shown_items():
     assert PairJudgment.objects.get().winner_id == first.left_id
 
 
+def test_pair_winner_must_match_its_outcome():
+    first = PairJudgmentFactory()  # outcome "left", winner the left item
+    # The winner on the other side, a tie with a winner, a side without one: all refused.
+    _refused(lambda: PairJudgment.objects.filter(pk=first.pk).update(winner=first.right))
+    _refused(lambda: PairJudgment.objects.filter(pk=first.pk).update(outcome="tie"))
+    _refused(lambda: PairJudgment.objects.filter(pk=first.pk).update(winner=None))
+    _refused(lambda: PairJudgment.objects.filter(pk=first.pk).update(outcome="bogus", winner=None))
+    stored = PairJudgment.objects.get()
+    assert (stored.outcome, stored.winner_id) == ("left", first.left_id)
+    # A tie and "neither" carry no winner.
+    PairJudgment.objects.filter(pk=first.pk).update(outcome="neither", winner=None)
+    assert PairJudgment.objects.get().winner_id is None
+
+
 def test_pair_of_an_item_with_itself_is_refused():
     session = RaterSessionFactory()
     item = ItemFactory(study=session.rater.study)
@@ -76,6 +91,7 @@ def test_pair_of_an_item_with_itself_is_refused():
             session=session,
             left=item,
             right=item,
+            outcome="left",
             winner=item,
             idempotency_key="k",
         )

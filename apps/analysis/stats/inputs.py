@@ -11,6 +11,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+# Codes of undecided A/B answers in StudyInputs.undecided_kind (0 and 1 are the two sides).
+UNDECIDED_TIE, UNDECIDED_NEITHER = 2, 3
+
 
 @dataclass(frozen=True)
 class QuestionInfo:
@@ -77,6 +80,13 @@ class StudyInputs:
     not_understood_item: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     not_understood_rater: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     not_understood_question: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # A/B pairs answered "about the same" (kind 2, a tie) or "neither" (kind 3), one row each;
+    # the pair_* arrays above hold only the decisive judgments, so every statistic that reads
+    # them keeps its meaning, and the tie model and the rates read these beside them.
+    undecided_left: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    undecided_right: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    undecided_rater: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    undecided_kind: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     thresholds: Thresholds = field(default_factory=Thresholds)
     # Name of the overall question (fatigue, summaries) and of the offense flag, when the rubric has them.
     primary_question: str = "funniness"
@@ -95,6 +105,14 @@ class StudyInputs:
     @property
     def n_raters(self) -> int:
         return len(self.rater_ids)
+
+    @property
+    def tie_rows(self) -> np.ndarray:
+        return np.flatnonzero(self.undecided_kind == UNDECIDED_TIE)
+
+    @property
+    def neither_rows(self) -> np.ndarray:
+        return np.flatnonzero(self.undecided_kind == UNDECIDED_NEITHER)
 
     @property
     def item_is_human(self) -> np.ndarray:
@@ -146,6 +164,16 @@ class StudyInputs:
                 if self.not_understood_item.size
                 else []
             ),
+            *(
+                [
+                    self.undecided_left,
+                    self.undecided_right,
+                    self.undecided_rater,
+                    self.undecided_kind,
+                ]
+                if self.undecided_left.size
+                else []
+            ),
         ):
             hasher.update(np.ascontiguousarray(array).tobytes())
             hasher.update(b"\x1e")
@@ -165,6 +193,7 @@ def inputs_without_items(inputs: StudyInputs, keep: np.ndarray) -> StudyInputs:
     turing_rows = keep[inputs.turing_item]
     explanation_rows = keep[inputs.explanation_item]
     keep_nu = keep[inputs.not_understood_item]
+    undecided_rows = keep[inputs.undecided_left] & keep[inputs.undecided_right]
     return replace(
         inputs,
         item_ids=[inputs.item_ids[i] for i in kept],
@@ -196,4 +225,8 @@ def inputs_without_items(inputs: StudyInputs, keep: np.ndarray) -> StudyInputs:
         not_understood_item=new_index[inputs.not_understood_item[keep_nu]],
         not_understood_rater=inputs.not_understood_rater[keep_nu],
         not_understood_question=inputs.not_understood_question[keep_nu],
+        undecided_left=new_index[inputs.undecided_left[undecided_rows]],
+        undecided_right=new_index[inputs.undecided_right[undecided_rows]],
+        undecided_rater=inputs.undecided_rater[undecided_rows],
+        undecided_kind=inputs.undecided_kind[undecided_rows],
     )
