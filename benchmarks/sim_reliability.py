@@ -16,6 +16,9 @@ the ICC(1,k) intervals are the Spearman-Brown step-up of the ICC interval, so th
 the same for every k (checked here at k = 5). Monte Carlo standard error of a coverage p from
 ``reps`` studies: sqrt(p (1 - p) / reps).
 
+Last, the split-half ranking correlations (200 splits) and their time on one simulated study of
+the other benchmarks' full size (``--quick``: a tenth of it).
+
 Run from the project root:  nice -n 10 .venv/bin/python benchmarks/sim_reliability.py [--quick]
 """
 
@@ -35,10 +38,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np
 
 from apps.analysis.stats.reliability import (
+    SplitHalf,
     _bootstrap_icc,
     _ratings,
     k_rater_reliability,
     spearman_brown,
+    split_half_ranking_pairs,
+    split_half_ranking_scores,
 )
 
 K_CHECK = 5
@@ -140,15 +146,46 @@ def run(setup: dict[str, float], *, reps: int, rounds: int, seed: int) -> dict[s
     return out
 
 
+def split_half_timing(*, scale: int, seed: int) -> list[tuple[str, SplitHalf, float]]:
+    """Split-half correlations (200 splits) on one study of the benchmarks' full size
+    (``benchmarks/common.py``: 2,000 items in topics of 20, 600 raters, 100,000 pairs, 50,000
+    scorecards), divided by ``scale``; true strengths ~ N(0, 1), answers on a 1-7 scale."""
+    rng = np.random.default_rng(seed)
+    n_items, n_raters, n_pairs, n_cards = (x // scale for x in (2000, 600, 100_000, 50_000))
+    strength = rng.normal(0.0, 1.0, n_items)
+    rater = rng.integers(0, n_raters, n_pairs)
+    topic = rng.integers(0, n_items // 20, n_pairs)
+    a = rng.integers(0, 20, n_pairs)
+    b = (a + rng.integers(1, 20, n_pairs)) % 20
+    left, right = topic * 20 + a, topic * 20 + b
+    winner_is_left = rng.random(n_pairs) < 1.0 / (1.0 + np.exp(strength[right] - strength[left]))
+    drawn = rng.integers(0, n_items, n_cards) * n_raters + rng.integers(0, n_raters, n_cards)
+    key = np.unique(drawn)  # one scorecard per (item, rater)
+    item, who = key // n_raters, key % n_raters
+    value = np.clip(np.rint(4.0 + strength[item] + rng.normal(0.0, 1.3, item.size)), 1, 7)
+    out: list[tuple[str, SplitHalf, float]] = []
+    t0 = time.perf_counter()
+    pairs = split_half_ranking_pairs(left, right, winner_is_left, rater, n_items, seed=seed)
+    name = f"pairs ({n_pairs:,} judgments, {n_items // 20} topics)"
+    out.append((name, pairs, time.perf_counter() - t0))
+    t0 = time.perf_counter()
+    scores = split_half_ranking_scores(item, who, value, n_items, seed=seed)
+    out.append((f"scores ({item.size:,} answers)", scores, time.perf_counter() - t0))
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--quick", action="store_true", help="100 studies, 500 rounds")
+    parser.add_argument(
+        "--quick", action="store_true", help="100 studies, 500 rounds, a tenth-size study"
+    )
     args = parser.parse_args()
+    scale = 1
     if args.quick:
-        args.reps, args.rounds = 100, 500
+        args.reps, args.rounds, scale = 100, 500, 10
     print(f"{args.reps} studies per scenario, {args.rounds} bootstrap rounds, nominal level 0.95")
     rows = []
     for number, (name, setup) in enumerate(SCENARIOS):
@@ -177,6 +214,13 @@ def main() -> None:
             f"{name:<56} percentile {res['width_percentile']:.4f}"
             f"  expanded {res['width_expanded']:.4f}"
         )
+    print(f"\nsplit-half ranking correlation, 200 splits, one study at 1/{scale} of full size")
+    print(f"{'data':<40} {'mean':>6} {'q025':>6} {'q975':>6} {'S-B':>6} {'items':>6} {'time s':>7}")
+    for name, half, seconds in split_half_timing(scale=scale, seed=args.seed):
+        numbers = (half.mean, half.q025, half.q975, half.spearman_brown)
+        shown = " ".join("  none" if x is None else f"{x:>6.3f}" for x in numbers)
+        line = f"{name:<40} {shown} {half.n_items_mean or 0:>6.0f} {seconds:>7.1f}"
+        print(f"{line}  {half.reason}" if half.reason else line)
     print(
         f"\nk = {K_CHECK}: empirical k-rater reliability (Wong & Paritosh) against Spearman-Brown"
     )

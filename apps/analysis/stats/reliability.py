@@ -76,8 +76,9 @@ that entered a split's correlation, averaged over the splits used.
 
 Cost: two Bradley-Terry fits per split (each warm-started at the full-data fit). On the
 benchmarks' full-size study (2,000 items in topics of 20, 100,000 pairs, 600 raters) 200
-splits took ~22 s on the 2-core build machine, the per-component Newton loop of ``bt_fit``
-being most of it; item means take under a second.
+splits took 17-22 s on the 2-core build machine (``benchmarks/sim_reliability.py``), the
+per-component Newton loop of ``bt_fit`` being most of it; item means of 49,000 answers took
+0.7 s.
 
 A split is used when at least ``min_items`` items enter its correlation and the correlation is
 defined. The result is undefined (every number None, ``reason`` set) when fewer than
@@ -137,7 +138,7 @@ Stat. 69:371; as ``bt_bootstrap``: the tail where a normal quantile equals
 sqrt(G / (G - 1)) t_{G-1}, G = raters), ``interval="percentile"`` the plain percentiles. In
 ``benchmarks/sim_reliability.py`` (400 studies per scenario, planted variances) the expanded
 interval covered 94.0%, 95.5%, 92.7% and 87.5% against 93.8%, 95.3%, 91.0% and 84.3% for the
-plain one, for 0.3-2.5% more width: it is never worse, hence the default. The last scenario
+plain one, for 1-10% more width: it is never worse, hence the default. The last scenario
 (20 raters who each rate 80% of the items and differ in leniency) is the one-way model's known
 weakness: raters shared across items make ICC(1) biased low (mean 0.119 for a planted 0.132),
 which no resampling repairs. See "Reliability of the board" in ``benchmarks/README.md``.
