@@ -1,11 +1,11 @@
 """Honest ends of a Bradley-Terry board: one-sided bounds for undefeated and never-winning items.
 
 An item that won every comparison it took part in has no finite maximum-likelihood score (the
-likelihood keeps rising as its strength goes to +inf); one that never won, the mirror image.
+likelihood keeps rising as its strength goes to +inf); one that never won is the mirror image.
 ``bradley_terry.bt_fit`` keeps them finite with its ridge, but the value it returns is set by
 the ridge, not by the data, and so is any two-sided interval around it. What the data do say
 is one-sided: "at least this strong" (or "at most"). This module computes that bound from the
-profile likelihood and the rank that follows from it.
+profile likelihood, and the rank that follows from it.
 
 Public API
 ----------
@@ -16,156 +16,181 @@ Public API
 ``EndBounds``
     Frozen dataclass, per item (arrays of length ``n_items``): ``end`` (int: +1 undefeated =
     compared and never lost, -1 never won = compared and never won, 0 otherwise), ``bound``
-    (float: a lower bound for +1, an upper bound for -1, nan otherwise), ``scores`` (float: the
-    finite items' penalised ML scores on the finite-centre scale, nan for end items and for
-    items never compared), ``component`` (int: connected component of the comparison graph, as
-    ``BTFit.component``), ``identified`` (bool: the item's component has a finite-centre scale
-    the data determine, see "When the scale is not identified"); and scalars ``level`` and
-    ``cut``.
+    (float: a lower bound for +1, an upper bound for -1, nan otherwise and where the scale is
+    not identified), ``scores`` (float: the finite items' penalised ML scores on the
+    finite-centre scale; nan for end items and items never compared), ``component`` (int:
+    connected component of the comparison graph, as ``BTFit.component``), ``identified``
+    (bool: the item's component has a finite-centre scale the data determine, see "When the
+    scale is not identified"); scalars ``level``, ``cut``, ``simultaneous``.
 ``one_sided_bounds(winners, losers, n_items, *, level=0.95, alpha=DEFAULT_ALPHA, cut="exact",
-profile_ridge=PROFILE_RIDGE) -> EndBounds``
-    One row per comparison, as ``bt_fit``.
+simultaneous=True, profile_ridge=PROFILE_RIDGE) -> EndBounds``
+    One row per comparison, as ``bt_fit``. ``alpha`` is the ridge of the finite items'
+    scores only; the bounds use the unpenalised likelihood.
 ``finite_comparison_mask(winners, losers, end) -> np.ndarray``
     Boolean mask of the comparisons between two finite items (``end == 0`` for both).
 ``shift_to_finite_centre(scores, component, end) -> tuple[np.ndarray, np.ndarray]``
-    ``(shifted, shift)``: ``shifted = scores - shift``, with ``shift`` per item the mean of the
-    finite items of its component (nan where the component has none); end items' shifted
-    values are nan.
+    ``(shifted, shift)``: ``shift`` per item is the mean score of the finite items of its
+    component (nan where it has none); ``shifted = scores - shift`` for finite items, nan for
+    end items.
 ``end_ranks(scores, ci_low, ci_high, ends, component=None) -> np.ndarray``
     CI-aware ranks (``ranks.ci_aware_ranks``) over finite items' two-sided intervals and end
-    items' one-sided ones.
+    items' one-sided ones (1 = best, within components).
+``ProfileLikelihood`` / ``profile_loglik(winners, losers, n_items, item, *, ridge=0.0)``
+    Diagnostics: the profile log-likelihood l_p(t) of one item relative to the mean of all
+    the others, as a callable.
 
 The scale
 ---------
 Scores and bounds are reported on one scale: within each connected component, log-strengths
 relative to the mean of the component's *finite* items F (compared, at least one win and one
 loss). ``bt_fit`` centres on the mean of all items, ridge-held end items included, so one
-undefeated item at +6 drags every other score down by 6 / k; the finite mean does not move
-with the ridge.
+undefeated item at +6 drags every other score down by 6 / k (0.69 on a 20-item test case
+with four end items); the finite mean does not move with the ridge.
 
 Finite items' scores are the penalised fit (ridge ``alpha``, as ``bt_fit``) to the comparisons
 between finite items only. That is the maximum-likelihood estimate of the full data with end
 items at their limits, not an approximation of it: at the limit every comparison of an end
 item has probability 1 (an undefeated item beats its opponents with certainty), contributes 0
 to the log-likelihood and nothing to the gradient of the finite items, so the full likelihood
-is the finite-finite likelihood. (The full-data ridge fit instead keeps a small residual pull
-of each ridge-held end item on its opponents.) The fit centres each piece to mean 0, which is
-the finite centre.
+is the finite-finite likelihood. (A full-data ridge fit instead keeps a small residual pull
+of each ridge-held end item on its opponents: 0.017 at the default ridge on the test case,
+5e-8 at alpha = 1e-9.) The fit centres on the finite items, which is the finite centre.
 
 The bound
 ---------
 Estimand, for an undefeated item u of a component with finite items F:
-``t_u = s_u - mean_{j in F} s_j``, and the statement is ``t_u >= bound`` with confidence
-``level``; for a never-won item, ``t_v <= bound``. The bounds are marginal (one statement per
-item), not simultaneous.
+``t_u = s_u - mean_{j in F} s_j``, and the statement is ``t_u >= bound``; for a never-won item
+v, ``t_v <= bound``. With ``simultaneous=True`` (default) every bound of the call holds at
+once with confidence ``level``; with ``simultaneous=False`` each holds on its own with
+confidence ``level`` (see "Selection" for why the default is simultaneous).
 
 Profile log-likelihood (unpenalised): ``l_p(t) = sup {l(s) : s_u - mean_F(s) = t}``, the sup
 over every other strength. The other end items are nuisance parameters too, and their own
 log-likelihood terms are maximised (to exactly 0) at their limits whatever t is, so the sup
 puts them there and drops their comparisons, including any comparison of u with a never-won
-item: beating an item that is infinitely weak says nothing about u against F. Hence
-``l_p(t) = sup_{s_F} [l_F(s_F) + sum_f W_uf log sigmoid(mean_F(s_F) + t - s_f)]``. Each u term
-rises with t, so l_p is non-decreasing and its sup is the limit t -> inf, where every u term
-goes to 0: ``sup l_p = sup l_F``, the maximised log-likelihood of the finite-finite
-comparisons. This is the brief's "likelihood of the data with u's comparisons removed": with
-u's comparisons gone, the other end items are still ends (or become uncompared) and drop out
-the same way, so both are ``sup l_F``. It is a sup, not necessarily a maximum: removing u can
-leave an item that lost only to u undefeated among the rest (see below).
+item: beating an item that is infinitely weak says nothing about u against F. So several end
+items in one component are profiled one at a time, each with the others at their limits
+(a test checks that u's bound equals the bound in the data without the other's comparisons).
+Hence ``l_p(t) = sup_{s_F} [l_F(s_F) + sum_f W_uf log sigmoid(mean_F(s_F) + t - s_f)]``. Each
+u term rises with t, so l_p is non-decreasing, and its sup is the limit t -> inf, where every u
+term goes to 0: ``sup l_p = sup l_F``, the maximised log-likelihood of the finite-finite
+comparisons. That is the maximised likelihood of the data with u's comparisons removed, as
+first reasoned, once one adds that the other end items drop out of it the same way (they are
+still ends, or uncompared, without u). It is a sup, not always a maximum: removing u can
+leave an item that lost only to u undefeated among the rest; such components are not
+identified (below) and get no bound.
 
 The bound is the t where ``2 (sup l_p - l_p(t)) = c``, solved with ``scipy.optimize.brentq``
-on a bracket found by doubling, the inner sup by Newton iterations over the other strengths
-with the constraint eliminated (a null-space parametrisation). Never-won items are the mirror
-image: swapping winners and losers negates every strength and turns them into undefeated items.
+on a bracket found by doubling, the inner sup by damped Newton iterations over the other
+strengths with the constraint eliminated (a null-space parametrisation). Never-won items are
+the mirror image: swapping winners and losers negates every strength and turns them into
+undefeated items. Inner fits use the tiny ridge ``profile_ridge`` (1e-9, on the free
+coordinates) only so that a sup that is not attained is approached by a finite point; the
+tests show it moves the bounds by < 1e-6 against ``profile_ridge=0`` (and 1e-6 by < 1e-3),
+and check the bound against a profile written out by hand and maximised by scipy to 1e-6.
 
-The cut ``c``. ``cut="chi2"``: ``c = z_level**2`` (2.706 at 95%), the usual one-sided
-likelihood-ratio cut. ``cut="exact"`` (default): ``c = -2 log(1 - level)`` (5.991 at 95%).
-Why the default is not the chi-square cut: at the boundary the chi-square approximation fails.
-With the other strengths known, ``exp(-(sup l_p - l_p(t0)) ) = prod_f P(u beats f | t0)^W_uf``
-is exactly the probability of the observed outcome, "u won all its comparisons", when the
-truth is t0: it is the exact p-value of the one-sided test of t0 (no outcome is more extreme).
-Inverting that test gives the cut ``-2 log(1 - level)``, and then P(u ends undefeated and
-its bound exceeds the truth) <= 1 - level for every t0 and every design, like a
-Clopper-Pearson bound (for a single opponent it *is* the Clopper-Pearson bound of a win
-probability after n wins in n). The chi-square cut rejects t0 whenever that probability is
-below exp(-1.353) = 0.26, so for items whose chance of a clean sheet is 5-26% it misses every
-time they have one: the probability of a miss can reach 26%. With estimated other strengths
-(profiled) the guarantee is approximate; ``benchmarks/sim_end_bounds.py`` measures both cuts
-(see "Honest ends: one-sided bounds" in ``benchmarks/README.md``).
+The cut ``c``
+-------------
+``cut="chi2"``: ``c = z**2`` with z the normal quantile of the one-sided level (2.706 at 95%),
+the usual one-sided likelihood-ratio cut. ``cut="exact"`` (default): ``c = -2 log(error)``
+(5.991 for an error of 5%). Why not the chi-square cut: at the boundary its approximation
+fails. With the other strengths known, ``exp(-(sup l_p - l_p(t0)))`` is
+``prod_f P(u beats f | t0)^W_uf``, exactly the probability of the observed outcome, "u won all
+its comparisons", when the truth is t0: the exact p-value of the one-sided test of t0 (no
+outcome is more extreme). Inverting that test gives the exact cut, and then P(u ends
+undefeated and its bound exceeds the truth) <= error for every t0 and every design, like a
+Clopper-Pearson bound (against a single finite opponent it *is* the Clopper-Pearson bound of a
+win probability after n wins in n; a test checks this). The chi-square cut rejects t0 whenever
+that probability is below exp(-1.353) = 0.26, so an item whose chance of a clean sheet is
+5-26% misses every time it has one. With the other strengths profiled the guarantee is
+approximate; ``benchmarks/sim_end_bounds.py`` measures it.
 
-Conditional on the item having ended undefeated no bound can promise ``level``: the miss
-probability given "undefeated" depends on how true strengths are spread in the population of
-items, which the data of one study do not reveal. The simulation reports that conditional
-coverage for its designs.
+Selection, and why bounds are simultaneous by default
+-----------------------------------------------------
+An item is undefeated partly *because* it was lucky, and a per-item guarantee says nothing
+about the items that happened to end undefeated: among 20-40 items with 12 comparisons each,
+many moderately strong items have a 1-5% chance of a clean sheet, and together they produce
+about as many undefeated items as the truly strong ones. Measured (``benchmarks/README.md``,
+"Honest ends: one-sided bounds"), the share of undefeated or never-won items whose bound holds
+was 28-67% with the chi-square cut and 75-94% with the per-item exact cut at 95%, against 99%
+or more with the simultaneous one. No per-item cut can fix this in general: the coverage given
+"undefeated" depends on how true strengths are spread, which one study does not reveal. What
+does hold whatever the spread is a statement about the whole board: with
+``simultaneous=True`` the error is split over every compared item and both sides (Bonferroni:
+error (1 - level) / (2 K), K compared items in the call), so P(any bound of the board misses)
+<= 1 - level with the other strengths known, and then every bound a reader picks out,
+however it was selected, holds with that confidence. The price: bounds are lower (the cut
+grows like 2 log K: 14.2 for K = 30, 18.8 for 300), so ranks claim less.
 
-Inner fits use the tiny ridge ``profile_ridge`` (1e-9 on the free coordinates) only so that a
-sup that is not attained (see next section) is approached by a finite point; where the sup is
-attained it moves l_p by ~1e-9 x |s|**2 and the bound by far less than 1e-3 (tests check the
-bound against an unpenalised fit by ``scipy.optimize.minimize`` to 1e-6).
+When the scale is not identified
+--------------------------------
+``identified`` is False, and ``bound`` nan, for every item of a component where the finite
+items' own ML estimate does not exist on the finite-centre scale: (a) no finite item, e.g. two
+items, one beat the other: no centre to put a bound on; the data still order the two, but not
+on this board's scale, ``end_ranks`` gives them rank 1 (no claim) and a board should show them
+unranked; (b) the finite items are not connected by comparisons among themselves (they were
+linked only through end items, so their relative placement, hence their mean, is not
+determined; the profile is then flat or nearly so); (c) the finite items' win graph is not
+strongly connected: some finite item never lost (or never won) against another finite item,
+e.g. it lost only to an undefeated item, and at the limit it is infinitely far from the rest
+too. In (c) the profile likelihood still gives a number, but its nuisance parameters sit at
+infinity and the likelihood-ratio logic fails: in the simulation such bounds missed badly
+(4.7 against a truth of 2.6), so none is reported. Finite items' scores there are partly held
+by the ridge: a board should not present them, or ranks drawn from them, as measured.
+
+This is common in sparse designs: with 3 comparisons per item no component of the simulation
+was identified; with 6, 11% of end items had a bound; with 12, 27-81% (depending on the spread
+of true strengths); with 24, 78%. Today's board shows ridge-held scores and intervals for
+such finite items without a flag; ``identified`` is that flag.
 
 Edge cases: an end item with no comparison against a finite item (e.g. undefeated, having
 beaten only never-won items) has a flat profile: bound -inf (+inf for never-won), which says
 nothing, honestly. A bound below -200 (above +200) on this log scale is reported as -inf
-(+inf). Items never compared: end 0, bound and score nan.
-
-A component made only of end items (e.g. two items, one beat the other: no finite item) has no
-finite centre, so there is no scale to put a bound on: bounds and scores are nan, ``identified``
-is False. Its items' order is still informed by the data (A beat B), but not on this board's
-scale; ``end_ranks`` gives them all rank 1 (no claim), and a board should show them unranked.
-
-When the scale is not identified
---------------------------------
-``identified`` is False for every item of a component where the finite items' own ML estimate
-does not exist on the finite-centre scale: (a) no finite item (above); (b) the finite items are
-not connected by comparisons among themselves (they were linked only through end items, so
-their relative placement is set by the ridge, e.g. by the fit's convention of centring each
-piece to mean 0); (c) the finite items' win graph is not strongly connected (some finite item
-never lost to another finite item, e.g. it lost only to an undefeated item; at the limit it is
-infinitely far from the rest too). Bounds there are still valid profile-likelihood bounds of
-the stated estimand (the estimand is a function of the true, finite strengths and the profile
-is a sup), but the finite items' scores (and any interval around them) are partly ridge-held:
-a board should not present those scores or ranks as measured.
+(+inf). Items never compared: end 0, bound and score nan, ``identified`` False.
 
 Ranks
 -----
 ``end_ranks`` applies the rule of ``ranks.ci_aware_ranks`` (rank = 1 + number of items whose
 interval lies entirely above) to finite items' two-sided intervals and the end items' one-sided
-ones: undefeated ``[bound, +inf)``, never-won ``(-inf, bound]``. Consequences: an undefeated item
-is always rank 1 (nothing can lie above +inf) and shares it with every item that can tie it
-(upper end >= its bound: other undefeated items, finite items whose interval reaches its bound);
-it pushes down the items whose upper end falls below its bound. A never-won item is pushed
-below every item whose lower end exceeds its bound, and pushes no one.
+ones: undefeated ``[bound, +inf)``, never-won ``(-inf, bound]``, nan bound: no claim either
+way. Consequences: an undefeated item is always rank 1 (nothing can lie above +inf) and shares
+it with every item that can tie it (upper end >= its bound: other undefeated items, finite
+items whose interval reaches its bound); it pushes down the items whose upper end falls below
+its bound. A never-won item gets the bottom rank that follows: 1 + the number of items whose
+lower end exceeds its bound; it pushes no one down.
 
 Why that is honest: the rule only claims "j is better than i" when j's lower end is above i's
 upper end; if both intervals cover their true values, the claim is true. A one-sided interval
-covers its item's true value exactly as a two-sided one does, and its infinite side is never
-wrong, so every order the rank asserts is backed by the coverage of the two intervals involved,
-whichever kind they are. Per-side error: a two-sided level-L interval misses on each side with
-about (1 - L) / 2; a one-sided bound at ``level`` misses on its one side with 1 - ``level``. To
-give an end item's claims the same per-side risk as the finite items', pass
-``level = (1 + L) / 2`` (0.975 for a 95% board): its bound is then the finite end of the
-level-L two-sided profile interval, whose other end is infinite.
+covers its item's true value as a two-sided one does, and its infinite side is never wrong,
+so every order the rank asserts is backed by the coverage of the two intervals involved,
+whichever kind they are; rank 1 for an undefeated item claims only that no item is clearly
+better, which the data cannot refute. Per-side risk: a two-sided level-L interval misses on
+each side with about (1 - L) / 2; a per-item one-sided bound at ``level`` with 1 - ``level``;
+the simultaneous bound at 95% with far less per item, so its claims carry no more risk than
+the finite items' own. (In the simulation, of the order claims involving an end item, at most
+a few per cent were false, in strata with few claims, and none in the others.)
 
 What the caller must do for finite items' intervals
 ---------------------------------------------------
 The intervals must be on the finite-centre scale. ``bt_bootstrap`` centres each round on the
 mean of all (present) items of a component, ridge-held end items included; their ridge values
 change from round to round, so the shift to the finite centre differs per round and cannot be
-applied after the fact (``shift_to_finite_centre`` applied to bootstrap percentiles is only an
-approximation). No new bootstrap is needed, though: run ``bt_bootstrap`` on the finite
+applied to the percentiles after the fact (``shift_to_finite_centre`` of an interval is only
+an approximation). No new bootstrap is needed, though: run ``bt_bootstrap`` on the finite
 comparisons only, ``m = finite_comparison_mask(winners, losers, ends.end)`` then
 ``bt_bootstrap(winners[m], losers[m], n_items, clusters=raters[m], ...)``. That is exact, not a
 shortcut: resampling only re-weights comparisons that happened, so an item that never lost
 never loses in any resample (it stays an end or is not drawn), and by the argument above each
 resample's ML estimate of the finite items is the fit to its finite-finite comparisons,
 centred on the finite mean, which is what ``bt_bootstrap`` computes on the masked data. Its
-``fit.scores`` equal ``EndBounds.scores`` on finite items (same data, same ``alpha``). One
-difference from resampling the full data: raters who judged only pairs involving an end item
-drop out of the rater count G (the multinomial draws G' <= G raters, and the expanded interval
-uses G'); both are valid cluster bootstraps of the finite-finite comparisons.
+``fit.scores`` equal ``EndBounds.scores`` on finite items (same data, same ``alpha``; tested).
+One difference from resampling the full data: raters who judged only pairs involving an end
+item drop out of the rater count G (the multinomial draws G' <= G raters, and the expanded
+interval uses G'); both are valid cluster bootstraps of the finite-finite comparisons.
 
 ``shift_to_finite_centre`` is for point scores from a full-data fit (e.g. ``BTFit.scores``):
 it moves them exactly onto the finite centre; they still differ from ``EndBounds.scores`` by
-the ridge-held end items' residual pull (0 in the limit alpha -> 0).
+the ridge-held end items' residual pull (above).
 """
 
 from __future__ import annotations
@@ -360,7 +385,7 @@ def one_sided_bounds(
     level: float = 0.95,
     alpha: float = DEFAULT_ALPHA,
     cut: str = "exact",
-    simultaneous: bool = False,
+    simultaneous: bool = True,
     profile_ridge: float = PROFILE_RIDGE,
 ) -> EndBounds:
     """Profile-likelihood one-sided bounds of end items, finite items' scores, on one scale.
