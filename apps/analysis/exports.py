@@ -97,6 +97,8 @@ def item_rows(document: dict[str, Any], *, meta_as_text: bool = True) -> list[di
                 "explanation_ci_high": (item.get("explanation_match") or {}).get("ci_high"),
                 "explanation_n": (item.get("explanation_match") or {}).get("n"),
                 "language": item.get("language", ""),
+                # Why cross_group_agreement is empty: too few raters per group, no variation.
+                "cross_group_reason": item.get("cross_group_reason") or "",
                 # Last: the item's own metadata, unchanged.
                 "meta": _meta_cell(item.get("meta"))
                 if meta_as_text

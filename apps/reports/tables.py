@@ -263,12 +263,20 @@ def agreement_by_group_table(document: dict[str, Any], order: Sequence[str] | No
 def agreement_per_item_table(document: dict[str, Any], order: Sequence[str] | None = None) -> Table:
     agreement = document.get("agreement") or {}
     rows = [
-        [row["item"], name, row.get("agreement"), row.get("cross_group")]
+        [
+            row["item"],
+            name,
+            row.get("agreement"),
+            row.get("cross_group"),
+            row.get("cross_group_reason") or "",
+        ]
         for name in question_names(document, order)
         for row in (agreement.get(name) or {}).get("per_item") or []
     ]
     return Table(
-        "agreement_per_item", ["item", "question", "agreement", "cross_group_agreement"], rows
+        "agreement_per_item",
+        ["item", "question", "agreement", "cross_group_agreement", "cross_group_reason"],
+        rows,
     )
 
 

@@ -620,6 +620,7 @@ def cross_group_agreement(
     scale_min: float,
     scale_max: float,
     weights: str = "quadratic",
+    min_raters_per_group: int = 1,
 ) -> FloatArray:
     """(n_items,) agreement between raters of *different background groups* on each item.
 
@@ -637,6 +638,12 @@ def cross_group_agreement(
     nan where the item has no pair of raters from different groups (and everywhere when
     D_exp = 0). ``rater_group[r]`` is rater r's group; a negative group means unknown, and such
     raters are left out of the pairs (their answers still count in D_exp).
+
+    ``min_raters_per_group``: the item needs at least two groups with this many raters each,
+    or it is nan. With one rater per group the statistic is one pair's disagreement divided by
+    the study-wide expected disagreement: on a rare flag or a concentrated scale that prints
+    numbers such as -7, which say nothing about the item (``cross_group_reasons`` names why
+    an item has none).
 
     Computed from counts per item x group x value: the cross-group pair sum is the sum over all
     pairs minus the sums within each group.
@@ -666,10 +673,59 @@ def cross_group_agreement(
     m_g = counts.sum(axis=2)
     n_cross = m * m - (m_g * m_g).sum(axis=1)  # ordered cross-group pairs
     out = np.full(n_items, np.nan)
-    ok = n_cross > 0
+    raters_in_group = _raters_per_item_group(item_a[known], rater_a[known], group[known], n_items)
+    ok = (n_cross > 0) & ((raters_in_group >= min_raters_per_group).sum(axis=1) >= 2)
     if d_exp > 0:
         out[ok] = 1.0 - ((all_pairs[ok] - within_pairs[ok]) / n_cross[ok]) / d_exp
     return out
+
+
+def _raters_per_item_group(
+    item: np.ndarray, rater: np.ndarray, group: np.ndarray, n_items: int
+) -> np.ndarray:
+    """(n_items, n_groups) distinct raters of each item in each group."""
+    n_groups = int(group.max()) + 1 if group.size else 0
+    out = np.zeros((n_items, n_groups), dtype=np.int64)
+    if group.size:
+        pairs = np.unique(np.stack([item, rater]), axis=1)
+        first_group = np.zeros(int(rater.max()) + 1, dtype=np.int64)
+        first_group[rater] = group
+        np.add.at(out, (pairs[0], first_group[pairs[1]]), 1)
+    return out
+
+
+def cross_group_reasons(
+    item: np.ndarray,
+    rater: np.ndarray,
+    value: np.ndarray,
+    rater_group: np.ndarray,
+    n_items: int,
+    *,
+    scale_min: float,
+    scale_max: float,
+    min_raters_per_group: int,
+) -> list[str | None]:
+    """Why ``cross_group_agreement`` has no value for an item (None where it has one).
+
+    "too_few_raters_per_group": fewer than two background groups with ``min_raters_per_group``
+    raters of the item each; "no_variation": every answer of the study to this question is the
+    same, so no disagreement is expected and the ratio is undefined.
+    """
+    item_a, rater_a, value_a = _long_form(item, rater, value)
+    assert rater_a is not None
+    group = np.asarray(rater_group)[rater_a].astype(np.int64)
+    known = group >= 0
+    counts = _raters_per_item_group(item_a[known], rater_a[known], group[known], n_items)
+    supported = (counts >= min_raters_per_group).sum(axis=1) >= 2
+    _scale_codes(value_a, scale_min, scale_max)  # the same checks as the statistic itself
+    varied = np.unique(value_a).size > 1
+    reasons: list[str | None] = []
+    for i in range(n_items):
+        if not supported[i]:
+            reasons.append("too_few_raters_per_group")
+        else:
+            reasons.append(None if varied else "no_variation")
+    return reasons
 
 
 __all__ = [
@@ -678,6 +734,7 @@ __all__ = [
     "cohen_kappa",
     "cohen_kappa_table",
     "cross_group_agreement",
+    "cross_group_reasons",
     "fleiss_counts",
     "fleiss_kappa",
     "fleiss_kappa_ci",

@@ -24,7 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from apps.analysis.stats.agreement import cross_group_agreement, per_item_agreement
+from apps.analysis.stats.agreement import (
+    cross_group_agreement,
+    cross_group_reasons,
+    per_item_agreement,
+)
 from apps.analysis.stats.bootstrap import (
     _wilson,
     grouped_mean_ci,
@@ -60,6 +64,12 @@ LEVEL = 0.95
 # The method's pairing minimum (DESIGN.md): an item ranks once it has 3 pairings against 2
 # opponents.
 MIN_PAIRINGS, MIN_OPPONENTS = 3, 2
+# Cross-group agreement is reported for an item only where at least two background groups have
+# this many of its raters each (9 cross-group pairs at the least); below it, one or two pairs
+# would stand for the whole item. The culture test's family is these items too: the selection
+# reads counts, never answers, so the test's error rates hold (tests/analysis/stats/
+# test_culture.py and benchmarks/README.md).
+CROSS_GROUP_MIN_RATERS = 3
 # Offsets added to the study seed, one per random step, so steps do not share random streams.
 _SEED_CULTURE = 6000
 _SEED_NOT_UNDERSTOOD = 7000
@@ -212,6 +222,7 @@ def _items(
     )
     primary = agreement.get(inputs.primary_question, {})
     cross = primary.get("_cross_group")
+    cross_reason = primary.get("_cross_group_reason")
     within = primary.get("_per_item")
     thresholds = inputs.thresholds
     culture = _culture_test(inputs, cross, seed + _SEED_CULTURE)
@@ -264,6 +275,8 @@ def _items(
                 else None,
                 "agreement": within_i,
                 "cross_group_agreement": cross_i,
+                # Why there is no cross-group agreement (None when there is one).
+                "cross_group_reason": None if cross_reason is None else cross_reason[i],
                 "culture_test": None
                 if culture is None or np.isnan(culture.p_value[i])
                 else {
@@ -407,6 +420,17 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
             scale_min=question.min_value,
             scale_max=question.max_value,
             weights=weights,
+            min_raters_per_group=CROSS_GROUP_MIN_RATERS,
+        )
+        entry["_cross_group_reason"] = cross_group_reasons(
+            item,
+            rater,
+            value,
+            group_of_rater,
+            inputs.n_items,
+            scale_min=question.min_value,
+            scale_max=question.max_value,
+            min_raters_per_group=CROSS_GROUP_MIN_RATERS,
         )
         result[question.name] = entry
     return result
@@ -981,6 +1005,7 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
                     "item": inputs.item_ids[i],
                     "agreement": _num(entry["_per_item"][i]),
                     "cross_group": _num(entry["_cross_group"][i]),
+                    "cross_group_reason": entry["_cross_group_reason"][i],
                 }
                 for i in range(inputs.n_items)
             ]

@@ -192,10 +192,16 @@ def agreement_groups_csv(payload: Payload, questions: Questions) -> Table:
 
 
 def cross_group_csv(payload: Payload, questions: Questions) -> Table:
-    header = ["question", "item", "agreement", "cross_group"]
+    header = ["question", "item", "agreement", "cross_group", "cross_group_reason"]
     agreement = payload.get("agreement") or {}
     rows = [
-        [name, row["item"], row.get("agreement"), row.get("cross_group")]
+        [
+            name,
+            row["item"],
+            row.get("agreement"),
+            row.get("cross_group"),
+            row.get("cross_group_reason") or "",
+        ]
         for name in questions.all
         for row in (agreement.get(name) or {}).get("per_item") or []
     ]

@@ -147,3 +147,41 @@ def test_a_choice_questions_agreement_is_nominal_never_ordinal() -> None:
     for warning in result["warnings"]:
         if warning.get("subject") == "mood":
             assert warning["params"].get("measure") != "ordinal"
+
+
+def test_cross_group_agreement_of_a_thinly_rated_item_is_null_with_its_reason() -> None:
+    """One rater per group gives one pair's disagreement over the study's expected one:
+    numbers such as -7 that say nothing about the item."""
+    inputs = _inputs()
+    primary = next(q for q, info in enumerate(inputs.questions) if info.name == "funniness")
+    thin = inputs.n_items  # a new item, rated by one rater of g1 and one of g2, far apart
+    g1 = next(r for r in range(inputs.n_raters) if inputs.rater_group[r] == "g1")
+    g2 = next(r for r in range(inputs.n_raters) if inputs.rater_group[r] == "g2")
+    rows = [(thin, g1, primary, 1.0), (thin, g2, primary, 7.0)]
+    inputs = replace(
+        inputs,
+        item_ids=[*inputs.item_ids, "thin"],
+        item_source=[*inputs.item_source, "human"],
+        item_level=[*inputs.item_level, inputs.item_level[0]],
+        item_humor_type=[*inputs.item_humor_type, inputs.item_humor_type[0]],
+        item_topic=[*inputs.item_topic, ""],
+        item_safety_intercepted=np.append(inputs.item_safety_intercepted, False),
+        item_has_explanation=np.append(inputs.item_has_explanation, False),
+        score_item=np.append(inputs.score_item, [r[0] for r in rows]),
+        score_rater=np.append(inputs.score_rater, [r[1] for r in rows]),
+        score_question=np.append(inputs.score_question, [r[2] for r in rows]),
+        score_value=np.append(inputs.score_value, [r[3] for r in rows]),
+        score_seconds=np.append(inputs.score_seconds, [np.nan] * len(rows)),
+    )
+    result = compute_results(inputs, seed=3, rounds=50)
+    item = next(i for i in result["items"] if i["item"] == "thin")
+    assert item["cross_group_agreement"] is None
+    assert item["cross_group_reason"] == "too_few_raters_per_group"
+    assert "culture_dependent" not in item["flags"] and item["culture_test"] is None
+    per_item = {row["item"]: row for row in result["agreement"]["funniness"]["per_item"]}
+    assert per_item["thin"]["cross_group"] is None
+    assert per_item["thin"]["cross_group_reason"] == "too_few_raters_per_group"
+    # Items with enough raters in at least two groups keep their number.
+    rated = [i for i in result["items"] if i["item"] != "thin" and i["n_raters"] >= 12]
+    assert rated and all(i["cross_group_agreement"] is not None for i in rated)
+    assert all(i["cross_group_reason"] is None for i in rated)
