@@ -138,9 +138,9 @@ infinity and the likelihood-ratio logic fails: in the simulation such bounds mis
 (4.7 against a truth of 2.6), so none is reported. Finite items' scores there are partly held
 by the ridge: a board should not present them, or ranks drawn from them, as measured.
 
-This is common in sparse designs: with 3 comparisons per item no component of the simulation
-was identified; with 6, 11% of end items had a bound; with 12, 27-81% (depending on the spread
-of true strengths); with 24, 78%. Today's board shows ridge-held scores and intervals for
+This is common in sparse designs (``benchmarks/sim_end_bounds.py``, 20-40 items): with 3
+comparisons per item almost no end item had a bound; with 6, 0-11%; with 12, 27-81% (the wider
+the spread of true strengths, the fewer); with 24, 78%. Today's board shows ridge-held scores and intervals for
 such finite items without a flag; ``identified`` is that flag.
 
 Edge cases: an end item with no comparison against a finite item (e.g. undefeated, having
