@@ -6,9 +6,10 @@ rater-by-item offset, sd 0.5, added to the log-strengths) and a personal tie pro
 Davidson nu, or their Rao-Kupper theta - 1, is the study's value times e^{N(0, 0.6^2)}), so a
 rater's judgments are correlated and clustering matters. The study's tie parameter is drawn so
 that 10-20% of answers are ties (the SemEval-2026 humor arena saw 12-19%). Davidson studies are
-fitted with Davidson, Rao-Kupper studies with Rao-Kupper, by ``tie_bootstrap`` (expanded
-percentile intervals) resampling raters (``clusters=raters``) and, for contrast, judgments
-(``clusters=None``).
+fitted with Davidson, Rao-Kupper studies with Rao-Kupper, by ``tie_bootstrap`` resampling
+raters (``clusters=raters``): expanded percentile intervals for the strengths, and for the tie
+parameter the default bias-corrected expanded interval and, on the same rounds, the plain
+expanded one; for contrast, resampling judgments (``clusters=None``).
 
 Estimands (what the pooled fit converges to with infinitely many raters drawn like these):
 the model fitted to the population outcome probabilities of every pair, each an average over
@@ -25,7 +26,8 @@ raters). The tie parameter's is binomial: sqrt(p (1 - p) / studies).
 Also timed: one ``tie_bootstrap`` of 1,000 rater-clustered rounds for 100 items, 20,000
 judgments and 60 raters, per model.
 
-Run from the project root:  nice -n 10 .venv/bin/python benchmarks/sim_ties_coverage.py [--quick]
+Run from the project root, one model at a time to keep a run under ~5 minutes:
+    nice -n 10 .venv/bin/python benchmarks/sim_ties_coverage.py --models davidson [--quick]
 """
 
 from __future__ import annotations
@@ -116,46 +118,56 @@ def simulate_study(
     return strengths, tie, a, b, outcome, raters
 
 
+# (key, resampled units, tie interval): the default, its tie interval without the bias
+# correction (the same rounds: same seed), and iid resampling for contrast.
+VARIANTS = (
+    ("rater", "raters", "expanded_bc"),
+    ("rater_plain", "raters", "expanded"),
+    ("none", "judgments", "expanded_bc"),
+)
+
+
 def coverage(model: str, *, reps: int, rounds: int, seed: int) -> dict[str, dict[str, float]]:
     rng = np.random.default_rng(seed)
-    per_study: dict[str, list[float]] = {"rater": [], "none": []}
-    tie_hits: dict[str, list[bool]] = {"rater": [], "none": []}
-    tie_below: dict[str, list[bool]] = {"rater": [], "none": []}
-    widths: dict[str, list[float]] = {"rater": [], "none": []}
+    per_study: dict[str, list[float]] = {key: [] for key, _, _ in VARIANTS}
+    tie_hits: dict[str, list[bool]] = {key: [] for key, _, _ in VARIANTS}
+    tie_below: dict[str, list[bool]] = {key: [] for key, _, _ in VARIANTS}
+    widths: dict[str, list[float]] = {key: [] for key, _, _ in VARIANTS}
     tie_share, disconnected = [], []
     for rep in range(reps):
         strengths, tie, a, b, outcome, raters = simulate_study(model, rng)
         truth, truth_tie = population_fit(model, strengths, tie)
         tie_share.append(float(np.mean(outcome == TIE)))
-        for name, clusters in (("rater", raters), ("none", None)):
+        for key, units, tie_interval in VARIANTS:
             boot = tie_bootstrap(
                 a,
                 b,
                 outcome,
                 strengths.size,
-                clusters=clusters,
+                clusters=raters if units == "raters" else None,
                 rounds=rounds,
                 seed=seed * 100_000 + rep,
                 model=model,
+                tie_interval=tie_interval,
             )
             inside = (boot.ci_low <= truth) & (truth <= boot.ci_high)
-            per_study[name].append(float(np.mean(inside)))
-            tie_hits[name].append(bool(boot.tie_ci_low <= truth_tie <= boot.tie_ci_high))
-            tie_below[name].append(bool(boot.tie_ci_high < truth_tie))
-            widths[name].append(float(np.mean(boot.ci_high - boot.ci_low)))
-            if name == "rater":
+            per_study[key].append(float(np.mean(inside)))
+            tie_hits[key].append(bool(boot.tie_ci_low <= truth_tie <= boot.tie_ci_high))
+            tie_below[key].append(bool(boot.tie_ci_high < truth_tie))
+            widths[key].append(float(np.mean(boot.ci_high - boot.ci_low)))
+            if key == "rater":
                 disconnected.append(boot.disconnected_rounds)
     out: dict[str, dict[str, float]] = {}
-    for name in per_study:
-        cov = np.array(per_study[name])
-        hit = np.array(tie_hits[name], dtype=float)
-        out[name] = {
+    for key in per_study:
+        cov = np.array(per_study[key])
+        hit = np.array(tie_hits[key], dtype=float)
+        out[key] = {
             "strength": float(cov.mean()),
             "strength_se": float(cov.std(ddof=1) / np.sqrt(reps)),
             "tie": float(hit.mean()),
             "tie_se": float(np.sqrt(hit.mean() * (1 - hit.mean()) / reps)),
-            "tie_missed_low": float(np.mean(tie_below[name])),
-            "width": float(np.mean(widths[name])),
+            "tie_missed_low": float(np.mean(tie_below[key])),
+            "width": float(np.mean(widths[key])),
         }
     out["data"] = {
         "tie_share_min": float(np.min(tie_share)),
@@ -182,7 +194,7 @@ def speed(model: str, seed: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--reps", type=int, default=300, help="studies per model")
+    parser.add_argument("--reps", type=int, default=250, help="studies per model")
     parser.add_argument("--rounds", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--models", nargs="+", choices=TIE_MODELS, default=list(TIE_MODELS))
@@ -198,18 +210,19 @@ def main() -> None:
         )
     print(f"{args.reps} studies per model, {args.rounds} bootstrap rounds, nominal level 0.95")
     print(
-        f"{'model':<11} {'resampling':<11} {'strengths':>16} {'tie parameter':>16} "
-        f"{'missed low':>10} {'mean width':>10}"
+        f"{'model':<11} {'resampling':<10} {'tie interval':<12} {'strengths':>15} "
+        f"{'tie parameter':>15} {'missed low':>10} {'mean width':>10}"
     )
     for model in args.models:
         t0 = time.perf_counter()
         result = coverage(model, reps=args.reps, rounds=args.rounds, seed=args.seed)
         elapsed = time.perf_counter() - t0
-        for name, label in (("rater", "raters"), ("none", "judgments")):
-            r = result[name]
+        for key, units, tie_interval in VARIANTS:
+            r = result[key]
             print(
-                f"{model:<11} {label:<11} {r['strength']:>8.3f} ± {r['strength_se']:.3f} "
-                f"{r['tie']:>8.3f} ± {r['tie_se']:.3f} {r['tie_missed_low']:>10.3f} "
+                f"{model:<11} {units:<10} {tie_interval:<12} "
+                f"{r['strength']:>7.3f} ± {r['strength_se']:.3f} "
+                f"{r['tie']:>7.3f} ± {r['tie_se']:.3f} {r['tie_missed_low']:>10.3f} "
                 f"{r['width']:>10.3f}"
             )
         d = result["data"]

@@ -118,7 +118,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
-from scipy.special import expit, ndtr, stdtrit
+from scipy.special import expit, ndtr, ndtri, stdtrit
 
 from apps.analysis.stats.bradley_terry import (
     _BATCH_ELEMENTS,
@@ -133,6 +133,7 @@ from apps.analysis.stats.ranks import ci_aware_ranks
 
 LEFT, RIGHT, TIE = 0, 1, 2
 TIE_MODELS = ("davidson", "rao_kupper")
+TIE_INTERVALS = ("expanded_bc", "expanded")
 
 # Davidson's log nu at the boundary nu = 0: exp() of it underflows to exactly 0, so every tie
 # probability is exactly 0 and the formulas are exactly Bradley-Terry's.
@@ -728,52 +729,32 @@ def _expanded_tail(level: float, units: int) -> float:
     return tail
 
 
-def tie_bootstrap(
-    left: np.ndarray,
-    right: np.ndarray,
-    outcome: np.ndarray,
-    n_items: int,
-    *,
+def _bootstrap_rounds(
+    data: _Data,
+    model: str,
+    alpha: float,
+    fit: TieFit,
+    fit_tau: np.ndarray,
     clusters: np.ndarray | None,
-    rounds: int = 1000,
+    rounds: int,
     seed: int,
-    level: float = 0.95,
-    model: str = "davidson",
-    alpha: float = DEFAULT_ALPHA,
-) -> TieBootstrap:
-    """Tie-model fit with rater-clustered expanded percentile intervals and CI-aware ranks.
-
-    ``clusters``: one rater label per judgment (None: resample judgments iid). See the module
-    docstring for the resampling, the interval and its estimand.
-    """
-    _check_model(model)
-    alpha = _check_alpha(alpha)
-    if isinstance(rounds, bool) or not isinstance(rounds, int | np.integer) or rounds < 1:
-        raise ValueError("rounds must be an integer >= 1")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise ValueError("seed must be an integer")
-    if not 0.0 < float(level) < 1.0:
-        raise ValueError("level must be in (0, 1)")
-    a, b, kind = _check_judgments(left, right, outcome, n_items)
-    data = _prepare(a, b, kind, n_items, None)
-    fit, fit_tau = _fit_prepared(data, model, alpha)
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+    """Every round's centred scores (rounds, n_items) and tie parameter (rounds,), the number
+    of resampled units, and which rounds split a component."""
     rng = np.random.default_rng(seed)
+    n_items = data.n_items
     n_cells = 3 * data.pa.size
-
     per_cluster: sparse.csr_matrix | None = None
     if clusters is not None:
-        cl = np.asarray(clusters)
-        if cl.shape != a.shape:
-            raise ValueError("clusters must have one rater label per judgment")
-        _, cl_idx = np.unique(cl, return_inverse=True)
+        _, cl_idx = np.unique(clusters, return_inverse=True)
         n_units = int(cl_idx.max()) + 1 if cl_idx.size else 1
         # Rows: (pair, outcome) cells; columns: raters; entries: that rater's count.
         per_cluster = sparse.csr_matrix(
-            (np.ones(a.size), (data.cell_of_row, cl_idx.ravel())), shape=(n_cells, n_units)
+            (np.ones(cl_idx.size), (data.cell_of_row, cl_idx.ravel())), shape=(n_cells, n_units)
         )
         per_cluster.sum_duplicates()
     else:
-        n_units = int(a.size)
+        n_units = int(data.cell_of_row.size)
     cell_counts = data.cells.ravel()
 
     largest = max((block.members.size for block in data.blocks), default=1)
@@ -824,6 +805,61 @@ def tie_bootstrap(
             )
             disconnected[start : start + r] |= _split_rounds(totals, np.ones((r, k), dtype=bool))
 
+    return boot, boot_tie, n_units, disconnected
+
+
+def _bias_corrected_tails(values: np.ndarray, estimate: float, tail: float) -> tuple[float, float]:
+    """Efron's bias-corrected percentiles around the expanded tail: Phi(2 z0 -+ z), z the
+    normal quantile of the expanded tail, z0 = Phi^-1(share of rounds below the estimate, ties
+    counted half). The share is kept within half a round of 0 and 1 so z0 stays finite."""
+    b = values.size
+    below = (np.sum(values < estimate) + 0.5 * np.sum(values == estimate)) / b
+    z0 = float(ndtri(min(max(below, 0.5 / b), 1.0 - 0.5 / b)))
+    z = float(-ndtri(tail))
+    return float(ndtr(2.0 * z0 - z)), float(ndtr(2.0 * z0 + z))
+
+
+def tie_bootstrap(
+    left: np.ndarray,
+    right: np.ndarray,
+    outcome: np.ndarray,
+    n_items: int,
+    *,
+    clusters: np.ndarray | None,
+    rounds: int = 1000,
+    seed: int,
+    level: float = 0.95,
+    model: str = "davidson",
+    alpha: float = DEFAULT_ALPHA,
+    tie_interval: str = "expanded_bc",
+) -> TieBootstrap:
+    """Tie-model fit with rater-clustered expanded percentile intervals and CI-aware ranks.
+
+    ``clusters``: one rater label per judgment (None: resample judgments iid). See the module
+    docstring for the resampling, the interval and its estimand.
+    """
+    _check_model(model)
+    alpha = _check_alpha(alpha)
+    if tie_interval not in TIE_INTERVALS:
+        raise ValueError(f"tie_interval must be one of {TIE_INTERVALS}, not {tie_interval!r}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int | np.integer) or rounds < 1:
+        raise ValueError("rounds must be an integer >= 1")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise ValueError("seed must be an integer")
+    if not 0.0 < float(level) < 1.0:
+        raise ValueError("level must be in (0, 1)")
+    a, b, kind = _check_judgments(left, right, outcome, n_items)
+    cl: np.ndarray | None = None
+    if clusters is not None:
+        cl = np.asarray(clusters)
+        if cl.shape != a.shape:
+            raise ValueError("clusters must have one rater label per judgment")
+    data = _prepare(a, b, kind, n_items, None)
+    fit, fit_tau = _fit_prepared(data, model, alpha)
+    boot, boot_tie, n_units, disconnected = _bootstrap_rounds(
+        data, model, alpha, fit, fit_tau, cl, int(rounds), int(seed)
+    )
+    n_items = data.n_items
     tail = _expanded_tail(float(level), n_units)
     compared = np.zeros(n_items, dtype=bool)
     for block in data.blocks:
@@ -834,14 +870,16 @@ def tie_bootstrap(
     if data.blocks:
         lo_hi = np.quantile(boot[:, compared], [tail, 1.0 - tail], axis=0)
         ci_low[compared], ci_high[compared] = lo_hi[0], lo_hi[1]
+        tie_tails = (tail, 1.0 - tail)
+        if tie_interval == "expanded_bc":
+            tie_tails = _bias_corrected_tails(boot_tie, fit.tie_param, tail)
+        # Rounds with only ties (nu or theta infinite) can occur with a handful of raters;
+        # order statistics stay defined where interpolation between infinities would not.
         if np.all(np.isfinite(boot_tie)):
-            tie_lo, tie_hi = (float(v) for v in np.quantile(boot_tie, [tail, 1.0 - tail]))
+            tie_q = np.quantile(boot_tie, tie_tails)
         else:
-            # Rounds with only ties (nu or theta infinite) can occur with a handful of raters;
-            # order statistics stay defined where interpolation between infinities would not.
-            tie_lo, tie_hi = (
-                float(v) for v in np.quantile(boot_tie, [tail, 1.0 - tail], method="inverted_cdf")
-            )
+            tie_q = np.quantile(boot_tie, tie_tails, method="inverted_cdf")
+        tie_lo, tie_hi = float(tie_q[0]), float(tie_q[1])
     rank = ci_aware_ranks(fit.scores, ci_low, ci_high, component=fit.component)
     return TieBootstrap(
         fit=fit,

@@ -337,6 +337,7 @@ def test_malformed_judgments_are_refused_by_every_function(
     ("kwargs", "message"),
     [
         ({"model": "thurstone"}, "model must be one of"),
+        ({"tie_interval": "percentile"}, "tie_interval must be one of"),
         ({"alpha": 0.0}, "alpha"),
         ({"alpha": float("nan")}, "alpha"),
         ({"rounds": 0}, "rounds"),
@@ -383,6 +384,17 @@ def test_intervals_are_expanded_percentiles_of_fits_to_the_rater_weighted_judgme
     boot = tie_bootstrap(
         left, right, outcome, 12, clusters=raters, rounds=rounds, seed=4, model=model
     )
+    plain = tie_bootstrap(
+        left,
+        right,
+        outcome,
+        12,
+        clusters=raters,
+        rounds=rounds,
+        seed=4,
+        model=model,
+        tie_interval="expanded",
+    )
     # The bootstrap's draws of raters (one batch at this size), each round fitted directly.
     draws = np.random.default_rng(4).multinomial(
         n_raters, np.full(n_raters, 1 / n_raters), size=rounds
@@ -400,8 +412,16 @@ def test_intervals_are_expanded_percentiles_of_fits_to_the_rater_weighted_judgme
     # sit within ~1e-6 of the exact fit.
     np.testing.assert_allclose(boot.ci_low, np.quantile(scores, tail, axis=0), atol=1e-5)
     np.testing.assert_allclose(boot.ci_high, np.quantile(scores, 1 - tail, axis=0), atol=1e-5)
-    assert boot.tie_ci_low == pytest.approx(np.quantile(ties, tail), abs=1e-5)
-    assert boot.tie_ci_high == pytest.approx(np.quantile(ties, 1 - tail), abs=1e-5)
+    np.testing.assert_array_equal(plain.ci_low, boot.ci_low)
+    assert plain.tie_ci_low == pytest.approx(np.quantile(ties, tail), abs=1e-5)
+    assert plain.tie_ci_high == pytest.approx(np.quantile(ties, 1 - tail), abs=1e-5)
+    # The default for the tie parameter: the same tails moved by Efron's bias correction.
+    fit = tie_fit(left, right, outcome, 12, model=model)
+    z0 = stats.norm.ppf(np.mean(ties < fit.tie_param))
+    assert boot.tie_ci_low == pytest.approx(np.quantile(ties, stats.norm.cdf(2 * z0 - z)), abs=1e-5)
+    assert boot.tie_ci_high == pytest.approx(
+        np.quantile(ties, stats.norm.cdf(2 * z0 + z)), abs=1e-5
+    )
 
 
 @pytest.mark.parametrize("model", TIE_MODELS)
