@@ -26,8 +26,25 @@ from apps.judgments.models import (
 )
 from apps.raters.models import BackgroundGroup, Rater
 from apps.studies import languages
+from apps.studies.lengths import text_length
 from apps.studies.models import Item, Study
 from apps.studies.selectors import study_questions
+
+
+def _meta_number(meta: object, name: str) -> float:
+    """An item's metadata value as a number for a style covariate; nan when absent or not one
+    (a yes/no value counts as 1/0)."""
+    value = meta.get(name) if isinstance(meta, dict) else None
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return float("nan")
+    return float("nan")
 
 
 def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -> StudyInputs:
@@ -70,6 +87,8 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
             "content_type",
             "language",
             "stage",
+            "text",
+            "meta",
         )
     )
     rater_rows = list(
@@ -174,6 +193,13 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
         item_safety_intercepted=np.array([row[6] for row in item_rows], dtype=bool),
         item_has_explanation=np.array([bool(row[7]) for row in item_rows], dtype=bool),
         item_held=np.array([row[10] == Item.Stage.HELD for row in item_rows], dtype=bool),
+        item_length=np.array(
+            [float(text_length(row[11] or "", row[9] or "")) for row in item_rows], dtype=float
+        ).reshape(-1),
+        item_covariates={
+            name: np.array([_meta_number(row[12], name) for row in item_rows], dtype=float)
+            for name in study.style_covariates or []
+        },
         rater_ids=[row[1] for row in rater_rows],
         # "" where the background is unknown (imported raters that did not say).
         rater_group=[row[2] or "" for row in rater_rows],

@@ -114,6 +114,7 @@ class StudyOut(StudySummaryOut):
     allow_cross_language_pairs = serializers.BooleanField()
     pair_offers_tie = serializers.BooleanField()
     pair_offers_neither = serializers.BooleanField()
+    style_covariates = serializers.ListField(child=serializers.CharField())
     min_items_per_model = serializers.IntegerField()
     min_raters_per_item = serializers.IntegerField()
     culture_fdr = serializers.FloatField(
@@ -200,6 +201,13 @@ class StudyConfigureIn(StrictSerializer):
     )
     pair_offers_neither = serializers.BooleanField(
         required=False, help_text='Offer "neither" in A/B pairs; off by default.'
+    )
+    style_covariates = serializers.ListField(
+        child=serializers.CharField(max_length=64, trim_whitespace=False),
+        required=False,
+        max_length=8,
+        help_text="Item metadata keys (numbers or yes/no) the style-controlled boards add to "
+        "their covariates.",
     )
     min_items_per_model = _small()
     min_raters_per_item = _small()

@@ -11,6 +11,7 @@ from apps.core import jsonsafe
 from apps.raters.forms import label_for_language
 from apps.raters.models import BackgroundGroup
 from apps.studies.models import Study
+from apps.studies.rules import style_covariates_problem
 from apps.studies.services import EDITABLE_SETTINGS
 
 CUSTOM_RUBRIC = "custom"
@@ -101,6 +102,16 @@ class StudyCreateForm(forms.Form):
 
 
 class StudySettingsForm(forms.ModelForm):
+    # A list in the model; a comma-separated line on the page.
+    style_covariates = forms.CharField(
+        required=False,
+        label=_("Style covariates (item metadata keys)"),
+        help_text=_(
+            "Comma-separated metadata keys with numbers or yes/no values, added to length, "
+            "language, level, the offense flag and being judged human in the style-controlled "
+            "boards."
+        ),
+    )
     share_scorecard = forms.FloatField(label=_("Scorecards (share)"), min_value=0, max_value=1)
     share_pair = forms.FloatField(label=_("A/B pairs (share)"), min_value=0, max_value=1)
     share_turing = forms.FloatField(label=_("Turing judgments (share)"), min_value=0, max_value=1)
@@ -197,6 +208,15 @@ class StudySettingsForm(forms.ModelForm):
             self.fields[f"share_{kind}"].initial = mix.get(kind, 0.0)
         for name in ("prolific_completion_code", "prolific_screenout_code", "description"):
             self.fields[name].required = False
+        self.initial["style_covariates"] = ", ".join(self.instance.style_covariates or [])
+
+    def clean_style_covariates(self) -> list[str]:
+        text = self.cleaned_data.get("style_covariates") or ""
+        names = [name.strip() for name in text.split(",") if name.strip()]
+        problem = style_covariates_problem(names)
+        if problem:
+            raise forms.ValidationError(problem)
+        return names
 
     def task_mix(self) -> dict[str, float]:
         return {

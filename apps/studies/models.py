@@ -206,6 +206,13 @@ class Study(TimeStampedModel):
         help_text='Offer "neither" in A/B pairs (neither is funny, or the rater does not get '
         "them). Reported as its own rate per item and model; no evidence about the order.",
     )
+    # Numeric item metadata keys the style-controlled boards add to the built-in covariates.
+    style_covariates = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Item metadata keys (numbers or yes/no) added to the style-controlled boards' "
+        "covariates beside length, language, level, the offense flag and being judged human.",
+    )
     min_items_per_model = models.PositiveSmallIntegerField(default=30)
     min_raters_per_item = models.PositiveSmallIntegerField(default=15)
     # Exclusion rules (apps.exclusions): thresholds, and whether their proposals apply themselves.

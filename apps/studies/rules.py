@@ -129,4 +129,24 @@ def study_settings_problem(study: Study) -> tuple[str, str] | None:
     problem = task_mix_problem(study.task_mix)
     if problem:
         return "task_mix", problem
+    problem = style_covariates_problem(study.style_covariates)
+    if problem:
+        return "style_covariates", problem
+    return None
+
+
+MAX_STYLE_COVARIATES = 8
+
+
+def style_covariates_problem(value: object) -> str | None:
+    """A list of at most 8 distinct metadata keys of 1 to 64 characters, else the problem."""
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        return _("style covariates must be a list of item metadata keys")
+    if len(value) > MAX_STYLE_COVARIATES:
+        return _("at most %(n)s style covariates") % {"n": MAX_STYLE_COVARIATES}
+    for name in value:
+        if not 1 <= len(name.strip()) <= 64 or name != name.strip():
+            return _("each style covariate is a metadata key of 1 to 64 characters")
+    if len(set(value)) != len(value):
+        return _("a style covariate is named twice")
     return None

@@ -307,6 +307,7 @@ EDITABLE_SETTINGS = (
     "allow_cross_language_pairs",
     "pair_offers_tie",
     "pair_offers_neither",
+    "style_covariates",
     "min_items_per_model",
     "min_raters_per_item",
     "prolific_completion_code",
@@ -323,6 +324,7 @@ EDITABLE_SETTINGS = (
 )
 # Settings the statistics read: changing one makes the stored results stale.
 ANALYSIS_SETTINGS = (
+    "style_covariates",
     "min_items_per_model",
     "min_raters_per_item",
     "culture_fdr",

@@ -87,6 +87,11 @@ class StudyInputs:
     undecided_right: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     undecided_rater: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     undecided_kind: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # Each item's length in its own units (characters for Chinese, words otherwise; nan when
+    # unknown), and the numeric item metadata the study names as style covariates (nan where an
+    # item has none): the covariates of the style-controlled boards.
+    item_length: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    item_covariates: dict[str, np.ndarray] = field(default_factory=dict)
     thresholds: Thresholds = field(default_factory=Thresholds)
     # Name of the overall question (fatigue, summaries) and of the offense flag, when the rubric has them.
     primary_question: str = "funniness"
@@ -138,6 +143,7 @@ class StudyInputs:
             *([self.item_content_type] if any(self.item_content_type) else []),
             self.item_language,
             self.rater_languages,
+            *([sorted(self.item_covariates)] if self.item_covariates else []),
         ):
             hasher.update("\x1f".join(values).encode())
             hasher.update(b"\x1e")
@@ -164,6 +170,8 @@ class StudyInputs:
                 if self.not_understood_item.size
                 else []
             ),
+            *([self.item_length] if self.item_length.size else []),
+            *(self.item_covariates[name] for name in sorted(self.item_covariates)),
             *(
                 [
                     self.undecided_left,
@@ -225,6 +233,8 @@ def inputs_without_items(inputs: StudyInputs, keep: np.ndarray) -> StudyInputs:
         not_understood_item=new_index[inputs.not_understood_item[keep_nu]],
         not_understood_rater=inputs.not_understood_rater[keep_nu],
         not_understood_question=inputs.not_understood_question[keep_nu],
+        item_length=inputs.item_length[kept] if inputs.item_length.size else inputs.item_length,
+        item_covariates={name: values[kept] for name, values in inputs.item_covariates.items()},
         undecided_left=new_index[inputs.undecided_left[undecided_rows]],
         undecided_right=new_index[inputs.undecided_right[undecided_rows]],
         undecided_rater=inputs.undecided_rater[undecided_rows],

@@ -38,7 +38,7 @@ def _interval(estimate: float, low: float, high: float, n: int) -> dict[str, Any
     return {"value": _num(estimate), "ci_low": _num(low), "ci_high": _num(high), "n": int(n)}
 
 
-def _groups_table(
+def rate_groups_table(
     said: np.ndarray,
     group: np.ndarray,
     rater: np.ndarray,
@@ -93,12 +93,12 @@ def not_understood_rates(
             said, item, rater, seed=seed + q, rounds=rounds, level=level
         )
         zeros = np.zeros(said.size, dtype=np.int64)
-        entry["overall"] = _groups_table(said, zeros, rater, ["all"], overall, level)["all"]
-        entry["by_source"] = _groups_table(
+        entry["overall"] = rate_groups_table(said, zeros, rater, ["all"], overall, level)["all"]
+        entry["by_source"] = rate_groups_table(
             said, item_source[item], rater, sources, by_source, level
         )
         # Raters of unknown background are counted overall, never as a group of their own.
-        entry["by_background"] = _groups_table(
+        entry["by_background"] = rate_groups_table(
             said, rater_group[rater], rater, rater_group_names, by_background, level
         )
         share, low, high, n = grouped_wilson_interval(said, item, inputs.n_items, level=level)

@@ -29,6 +29,7 @@ from apps.analysis.stats.agreement import (
     cross_group_reasons,
     per_item_agreement,
 )
+from apps.analysis.stats.boards import reliability_section, style_section
 from apps.analysis.stats.bootstrap import (
     _wilson,
     grouped_mean_ci,
@@ -50,6 +51,7 @@ from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, inputs_without
 from apps.analysis.stats.model_comparison import compare_models
 from apps.analysis.stats.not_understood import RULE as NOT_UNDERSTOOD_RULE
 from apps.analysis.stats.not_understood import not_understood_rates
+from apps.analysis.stats.pair_outcomes import pair_outcome_rates
 from apps.analysis.stats.ranks import ci_aware_ranks
 from apps.analysis.stats.rater_agreement import (
     JACKKNIFE_GROUPS,
@@ -74,6 +76,9 @@ CROSS_GROUP_MIN_RATERS = 3
 _SEED_CULTURE = 6000
 _SEED_NOT_UNDERSTOOD = 7000
 _SEED_CHOICES = 8000
+_SEED_STYLE = 9000
+_SEED_RELIABILITY = 10000
+_SEED_PAIR_OUTCOMES = 11000
 _SEED_ITEMS, _SEED_GROUPS, _SEED_AGREEMENT, _SEED_BT, _SEED_TURING, _SEED_DIAG = (
     0,
     1000,
@@ -196,13 +201,7 @@ def _items(
     if inputs.score_item.size:
         pairs = np.unique(np.stack([inputs.score_item, inputs.score_rater]), axis=1)
         raters_per_item = np.bincount(pairs[0], minlength=n)
-    offense_q = next(
-        (q for q, qi in enumerate(inputs.questions) if qi.name == inputs.offense_question), None
-    )
-    flagged = np.zeros(n, dtype=bool)
-    if offense_q is not None:
-        rows = _question_rows(inputs, offense_q)
-        flagged[inputs.score_item[rows][inputs.score_value[rows] > 0]] = True
+    flagged = _offensive_items(inputs)
     is_ai = ~inputs.item_is_human
     correct = (inputs.turing_guess_ai == is_ai[inputs.turing_item]).astype(float)
     # Proportions per item rest on a handful of judgments: unanimous ones get Wilson intervals.
@@ -297,6 +296,18 @@ AGREEMENT_INTERVAL = {
     "groups": JACKKNIFE_GROUPS,
     "min_shared_items": MIN_SHARED_ITEMS,
 }
+
+
+def _offensive_items(inputs: StudyInputs) -> np.ndarray:
+    """The method's rule: an item is offensive when any rater flags it."""
+    offense_q = next(
+        (q for q, qi in enumerate(inputs.questions) if qi.name == inputs.offense_question), None
+    )
+    flagged = np.zeros(inputs.n_items, dtype=bool)
+    if offense_q is not None:
+        rows = _question_rows(inputs, offense_q)
+        flagged[inputs.score_item[rows][inputs.score_value[rows] > 0]] = True
+    return flagged
 
 
 def _culture_test(inputs: StudyInputs, cross: np.ndarray | None, seed: int) -> CultureTest | None:
@@ -1027,6 +1038,9 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
             "raters_unknown_background": sum(1 for group in inputs.rater_group if not group),
             "score_answers": int(inputs.score_item.size),
             "pair_judgments": int(inputs.pair_left.size),
+            # Answered "about the same" or "neither" (not in pair_judgments, which are decisive).
+            "pair_ties": int(inputs.tie_rows.size),
+            "pair_neither": int(inputs.neither_rows.size),
             "turing_judgments": int(inputs.turing_item.size),
         },
         "bradley_terry": bt["items"],
@@ -1074,6 +1088,20 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
             if any(question.not_understood for question in inputs.questions)
             else {}
         ),
+        # Only for studies with ties or "neither" answers, so other documents are unchanged.
+        **(
+            {
+                "pair_outcomes": pair_outcome_rates(
+                    inputs, seed=seed + _SEED_PAIR_OUTCOMES, rounds=rounds, level=LEVEL
+                )
+            }
+            if inputs.undecided_left.size
+            else {}
+        ),
+        "style_control": style_section(
+            inputs, _offensive_items(inputs), seed=seed + _SEED_STYLE, rounds=rounds, level=LEVEL
+        ),
+        "reliability": reliability_section(inputs, seed=seed + _SEED_RELIABILITY, rounds=rounds),
         "warnings": _warnings(inputs, items, public_agreement, bt),
     }
 
