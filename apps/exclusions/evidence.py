@@ -8,7 +8,10 @@ The rules (thresholds are study settings):
   consecutive scorecards, in the order they were submitted (imported scorecards without a time
   have no order, and the rule does not run on them: see `unordered_scorecards`);
 - position-only: every pair choice on the same side (always left or always right) over at
-  least `exclusion_position_min_pairs` pairs.
+  least `exclusion_position_min_pairs` decisive pairs (a tie or "neither" chooses no side);
+- anomalous choices (`anomalous_choices`): pair or Turing choices that run against the other
+  raters' (side, length, agreement), by the screen of apps/analysis/stats/pair_raters.py; only
+  ever proposed (models.PROPOSE_ONLY).
 """
 
 from __future__ import annotations
@@ -18,9 +21,18 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from django.db.models import Count, F, Max, Min, Q, QuerySet
 
+from apps.analysis.stats.pair_raters import (
+    DEFAULT_THRESHOLD,
+    PairJudgments,
+    RaterScreen,
+    TuringJudgments,
+    screen_raters,
+)
 from apps.assignments.models import Assignment
+from apps.exclusions.models import Exclusion
 from apps.judgments.models import (
     Origin,
     PairJudgment,
@@ -29,7 +41,8 @@ from apps.judgments.models import (
     TuringJudgment,
 )
 from apps.raters.models import Rater
-from apps.studies.models import Question, Study
+from apps.studies.lengths import text_length
+from apps.studies.models import Item, Question, Study
 
 
 @dataclass(frozen=True)
@@ -97,6 +110,10 @@ class RaterQuality:
             self.attention_failed > 0 or self.speeder or self.straight_liner or self.position_only
         )
 
+
+# The anomalous-choices screen proposes a rater whose combined p-value is at most this (a rate
+# of about 1-3% among careful raters: benchmarks/sim_pair_raters.py).
+ANOMALOUS_THRESHOLD = DEFAULT_THRESHOLD
 
 _Judgment = type[ScoreResponse] | type[PairJudgment] | type[TuringJudgment]
 
@@ -241,13 +258,146 @@ def _straight_lining(study: Study, raters: dict[int, RaterQuality]) -> None:
 
 
 def _sides(study: Study, raters: dict[int, RaterQuality]) -> None:
+    # Only decisive judgments choose a side: a tie or "neither" has no winner.
     rows = (
         PairJudgment.objects.filter(rater__study=study)
         .order_by()
         .values("rater_id")
-        .annotate(n=Count("pk"), left=Count("pk", filter=Q(winner_id=F("left_id"))))
+        .annotate(
+            n=Count("pk", filter=Q(winner__isnull=False)),
+            left=Count("pk", filter=Q(winner_id=F("left_id"))),
+        )
         .values_list("rater_id", "n", "left")
     )
     for rater, n, left in rows:
         if rater in raters:
             raters[rater].pairs, raters[rater].left_choices = n, left
+
+
+# ---------------------------------------------------------------------------------------------
+# Anomalous choices
+# ---------------------------------------------------------------------------------------------
+
+
+def _submission_rank(rows: list[tuple[Any, ...]]) -> np.ndarray:
+    """Each row's place in its rater's sequence: by submission time, then time into the
+    session, then primary key (rows end with submitted_at, seconds_into_session, pk)."""
+    keyed = sorted(
+        range(len(rows)),
+        key=lambda i: (
+            rows[i][-3],
+            float("inf") if rows[i][-2] is None else rows[i][-2],
+            rows[i][-1],
+        ),
+    )
+    rank = np.empty(len(rows), dtype=np.float64)
+    rank[keyed] = np.arange(len(rows), dtype=np.float64)
+    return rank
+
+
+def _test_summary(screen: RaterScreen) -> dict[str, dict[str, float | int]]:
+    return {
+        name: {
+            "p": round(test.p_value, 4),
+            "z": round(test.z, 2),
+            "statistic": round(test.statistic, 2),
+            "n": test.n,
+        }
+        for name, test in screen.tests.items()
+    }
+
+
+def anomalous_choices(*, study: Study) -> dict[int, dict[str, Any]]:
+    """Per rater (primary key) the anomalous-choices screen proposes: its evidence, ready to
+    store with the proposal.
+
+    Five queries whatever the number of raters: the raters, the raters already excluded (left
+    out of the consensus), the decisive pair judgments (a tie or "neither" has no winner and
+    says nothing about side, length or agreement), the Turing judgments, and the texts of the
+    study's items (their length in their own units, apps/studies/lengths.py). The screen's
+    randomness is seeded by the study's seed, so the same data give the same proposals."""
+    raters = list(Rater.objects.filter(study=study).order_by("pk").values_list("pk", flat=True))
+    if not raters:
+        return {}
+    index = {pk: i for i, pk in enumerate(raters)}
+    excluded = set(
+        Exclusion.objects.filter(
+            study=study, target=Exclusion.Target.RATER, undone_at__isnull=True
+        ).values_list("rater_id", flat=True)
+    )
+    pair_rows = list(
+        PairJudgment.objects.filter(study=study, winner__isnull=False)
+        .order_by()
+        .values_list(
+            "rater_id",
+            "left_id",
+            "right_id",
+            "winner_id",
+            "submitted_at",
+            "seconds_into_session",
+            "pk",
+        )
+    )
+    turing_rows = list(
+        TuringJudgment.objects.filter(study=study)
+        .order_by()
+        .values_list("rater_id", "item_id", "guess", "submitted_at", "seconds_into_session", "pk")
+    )
+    pair_rows = [row for row in pair_rows if row[0] in index]
+    turing_rows = [row for row in turing_rows if row[0] in index]
+    if not pair_rows and not turing_rows:
+        return {}
+    items = list(
+        Item.objects.filter(study=study).order_by("pk").values_list("pk", "text", "language")
+    )
+    item_index = {pk: i for i, (pk, _text, _language) in enumerate(items)}
+    pairs = None
+    if pair_rows:
+        pairs = PairJudgments(
+            left=np.array([item_index[row[1]] for row in pair_rows]),
+            right=np.array([item_index[row[2]] for row in pair_rows]),
+            left_won=np.array([row[3] == row[1] for row in pair_rows]),
+            rater=np.array([index[row[0]] for row in pair_rows]),
+            n_items=len(items),
+            order=_submission_rank(pair_rows),
+            item_length=np.array(
+                [float(text_length(text, language or "")) for _pk, text, language in items]
+            ),
+        )
+    turing = None
+    if turing_rows:
+        turing = TuringJudgments(
+            item=np.array([item_index[row[1]] for row in turing_rows]),
+            guessed_ai=np.array([row[2] == TuringJudgment.Guess.AI for row in turing_rows]),
+            rater=np.array([index[row[0]] for row in turing_rows]),
+            n_items=len(items),
+            order=_submission_rank(turing_rows),
+        )
+    result = screen_raters(
+        len(raters),
+        pairs=pairs,
+        turing=turing,
+        seed=int(study.random_seed),
+        threshold=ANOMALOUS_THRESHOLD,
+        left_out=np.array([pk in excluded for pk in raters]),
+    )
+    found: dict[int, dict[str, Any]] = {}
+    for screen in result.raters:
+        if not screen.proposed or screen.combined_p is None:
+            continue
+        # The tests that found it, most certain first (at least one: the combined p-value is
+        # never below the smallest test's).
+        failed = sorted(
+            (name for name, test in screen.tests.items() if test.p_value <= result.threshold),
+            key=lambda name: (screen.tests[name].p_value, name),
+        )
+        found[raters[screen.rater]] = {
+            "combined_p": round(screen.combined_p, 4),
+            "threshold": result.threshold,
+            "findings": failed,
+            "tests": _test_summary(screen),
+            **screen.evidence,
+            "simulations": result.simulations,
+            "seed": result.seed,
+        }
+    return found

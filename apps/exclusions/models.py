@@ -3,8 +3,9 @@
 An exclusion names one rater (all their judgments), one judgment, or one item. Undoing it keeps
 the row (with who undid it and when), so the history of every analysis choice stays readable.
 Rules propose exclusions from the raw data (failed attention checks, speeders, straight-liners,
-position-only pair choices); a researcher confirms or dismisses them, or a study setting makes
-them automatic.
+position-only pair choices, anomalous pair and Turing choices); a researcher confirms or
+dismisses them, or a study setting makes them automatic (except anomalous choices, which are
+only ever proposed).
 """
 
 from __future__ import annotations
@@ -23,6 +24,13 @@ class Rule(models.TextChoices):
     SPEEDER = "speeder", _("Speeder")
     STRAIGHT_LINE = "straight_line", _("Straight-liner")
     POSITION = "position", _("Position-only pair choices")
+    ANOMALOUS = "anomalous", _("Anomalous choices")
+
+
+# Rules whose proposals always wait for a researcher, even when a study applies the rules
+# automatically: a statistical screen flags some careful raters too (apps/analysis/stats/
+# pair_raters.py: about 1-3% of honest raters), so only a person may accept its finding.
+PROPOSE_ONLY = frozenset({Rule.ANOMALOUS})
 
 
 class JudgmentKind(models.TextChoices):

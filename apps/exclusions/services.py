@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from apps.analysis.services import study_results_request
 from apps.core.errors import Conflict, DomainError, NotFound
-from apps.exclusions.evidence import RaterQuality, rater_quality
-from apps.exclusions.models import Exclusion, ExclusionProposal, JudgmentKind, Rule
+from apps.exclusions.evidence import RaterQuality, anomalous_choices, rater_quality
+from apps.exclusions.models import PROPOSE_ONLY, Exclusion, ExclusionProposal, JudgmentKind, Rule
 from apps.exclusions.reasons import proposal_sentence
 from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
 from apps.raters.models import Rater
@@ -172,7 +172,8 @@ def exclusion_proposals_refresh(*, study: Study, request_results: bool = True) -
 
     A proposal a researcher dismissed or confirmed keeps its decision (its evidence is
     refreshed); an open proposal whose rule no longer fires is withdrawn. With the study's
-    `exclusion_rules_automatic`, open proposals are confirmed at once.
+    `exclusion_rules_automatic`, open proposals are confirmed at once, except those of the
+    rules in PROPOSE_ONLY (anomalous choices), which always wait for a researcher.
     """
     now = timezone.now()
     found = {
@@ -180,6 +181,8 @@ def exclusion_proposals_refresh(*, study: Study, request_results: bool = True) -
         for quality in rater_quality(study=study)
         for rule, evidence in _findings(quality).items()
     }
+    for rater_id, evidence in anomalous_choices(study=study).items():
+        found[(rater_id, Rule.ANOMALOUS)] = evidence
     existing = {(p.rater_id, p.rule): p for p in ExclusionProposal.objects.filter(study=study)}
     stale = [
         p.pk
@@ -200,11 +203,15 @@ def exclusion_proposals_refresh(*, study: Study, request_results: bool = True) -
         study=study, status=ExclusionProposal.Status.OPEN
     ).select_related("rater")
     if study.exclusion_rules_automatic:
+        waiting = 0
         for proposal in open_proposals:
+            if proposal.rule in PROPOSE_ONLY:
+                waiting += 1
+                continue
             _confirm(study, None, proposal, "", request_results=False)
-        if request_results and found:
+        if request_results and any(rule not in PROPOSE_ONLY for _rater, rule in found):
             study_results_request(study_id=study.pk)
-        return 0
+        return waiting
     return open_proposals.count()
 
 

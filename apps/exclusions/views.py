@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 
 from apps.analysis.models import StudyResult
 from apps.core.errors import DomainError
+from apps.exclusions.evidence import ANOMALOUS_THRESHOLD
 from apps.exclusions.forms import DecisionForm, ExcludeForm
 from apps.exclusions.models import ExclusionProposal
 from apps.exclusions.selectors import (
@@ -56,6 +57,7 @@ def _page(
         "current_hash": current.digest,
         "results_current": result is not None and result.exclusion_hash == current.digest,
         "coverage": rule_coverage(study=study),
+        "anomalous_threshold": ANOMALOUS_THRESHOLD,
     }
     return render(request, "exclusions/page.html", context, status=status)
 

@@ -95,7 +95,10 @@ def test_confirming_excludes_the_rater_and_dismissing_is_remembered(crafted, dja
 def test_automatic_rules_exclude_without_a_researcher(crafted):
     study_configure(study=crafted, exclusion_rules_automatic=True)
     crafted.refresh_from_db()
-    assert exclusion_proposals_refresh(study=crafted) == 0
+    # Only the anomalous-choices screen's proposals (if any) stay open: it only proposes.
+    waiting = ExclusionProposal.objects.filter(study=crafted, rule="anomalous")
+    assert exclusion_proposals_refresh(study=crafted) == waiting.count()
+    assert not waiting.exclude(status=ExclusionProposal.Status.OPEN).exists()
     excluded = set(
         Exclusion.objects.filter(study=crafted, undone_at__isnull=True).values_list(
             "rater__external_id", flat=True

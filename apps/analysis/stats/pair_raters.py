@@ -3,7 +3,8 @@
 Public API
 ----------
 ``DEFAULT_THRESHOLD`` (0.02), ``DEFAULT_SIMULATIONS`` (999), ``DEFAULT_CHECKPOINTS`` (5),
-``DEFAULT_PASSES`` (2), ``MIN_JUDGMENTS`` (10), ``MIN_LENGTH_PAIRS`` (5), ``PAIR_TESTS``
+``DEFAULT_PASSES`` (2), ``MIN_JUDGMENTS`` (10), ``MIN_LENGTH_PAIRS`` (5), ``MAX_LEANING``
+(0.5), ``PAIR_TESTS``
 (``("side", "length", "consensus")``), ``TURING_TESTS`` (``("turing_answer",
 "turing_consensus")``); the inputs ``PairJudgments`` and ``TuringJudgments`` (from
 ``rater_consensus``, re-exported here).
@@ -34,7 +35,7 @@ for the whole sequence by u ~ N(mu, tau**2) along each test's direction (below).
 test are estimated from all raters robustly, so that a minority of anomalous raters barely
 moves them: z / sqrt(V) has median mu and z - mu sqrt(V) has variance 1 + tau**2 V (z: a
 rater's standardised statistic, V its null variance), taken from the median and the median
-absolute deviation. Without the leaning a test of one rater's 40 Turing answers fired for 10%
+absolute deviation, and bounded by ``MAX_LEANING`` (see ``_spread``). Without the leaning a test of one rater's 40 Turing answers fired for 10%
 of honest raters whose "AI" rates differed by a sd of 0.3 log-odds, and more the more answers
 they gave; with it, honest raters are flagged at the nominal rate however long their session.
 
@@ -121,6 +122,7 @@ __all__ = [
     "DEFAULT_PASSES",
     "DEFAULT_SIMULATIONS",
     "DEFAULT_THRESHOLD",
+    "MAX_LEANING",
     "MIN_JUDGMENTS",
     "MIN_LENGTH_PAIRS",
     "PAIR_TESTS",
@@ -139,6 +141,9 @@ DEFAULT_CHECKPOINTS = 5
 DEFAULT_PASSES = 2
 MIN_JUDGMENTS = 10
 MIN_LENGTH_PAIRS = 5
+# The largest location or sd of an honest rater's own leaning, in log-odds (0.5: choosing left
+# 62% of the time where others choose 50%; following the consensus 50% more or less steeply).
+MAX_LEANING = 0.5
 PAIR_TESTS = ("side", "length", "consensus")
 TURING_TESTS = ("turing_answer", "turing_consensus")
 
@@ -378,7 +383,10 @@ def _spread(parts: list[_Sequence]) -> dict[str, tuple[float, float]]:
     (median |N(0, 1)| = 0.6745), so a minority of anomalous raters barely moves them (a mean
     and a variance would follow them), while the honest majority sets what is expected (when
     anomalous raters pull the consensus, honest raters sit off zero, and the location says
-    where). Fewer than ``_MIN_RATERS_FOR_SPREAD`` raters: (0, 0)."""
+    where). Fewer than ``_MIN_RATERS_FOR_SPREAD`` raters: (0, 0). Both are bounded by
+    ``MAX_LEANING``: with short sequences V is small and (sigma**2 - 1) / V very noisy (10 pairs
+    of a weak consensus gave tau = 2.5, honest raters simulated as following or opposing the
+    consensus at random), and a leaning beyond the bound is what the screen looks for."""
     found: dict[str, tuple[list[float], list[float]]] = {}
     for part in parts:
         for t, test in enumerate(part.tests):
@@ -396,7 +404,10 @@ def _spread(parts: list[_Sequence]) -> dict[str, tuple[float, float]]:
         location = float(np.median(z / root))
         sigma = float(np.median(np.abs(z - location * root))) / _MEDIAN_ABS_NORMAL
         tau = float(np.sqrt(max(0.0, sigma**2 - 1.0) / float(np.median(root**2))))
-        spread[name] = (location, tau)
+        spread[name] = (
+            float(np.clip(location, -MAX_LEANING, MAX_LEANING)),
+            min(tau, MAX_LEANING),
+        )
     return spread
 
 
@@ -566,14 +577,17 @@ def screen_raters(
     checkpoints: int = DEFAULT_CHECKPOINTS,
     min_judgments: int = MIN_JUDGMENTS,
     passes: int = DEFAULT_PASSES,
+    left_out: np.ndarray | None = None,
 ) -> Screening:
     """Screen every rater (module docstring). A rater with fewer than ``min_judgments``
     decisive pairs gets no pair tests, and likewise for Turing judgments; a rater with no test
     has ``combined_p`` None and is never proposed.
 
-    ``passes`` > 1: the raters a pass proposes are left out of the consensus and of the
-    leaning spread of the next pass (unless they are half the raters or more), and every rater
-    is screened again; the last pass is returned."""
+    ``left_out`` (one flag per rater, e.g. raters already excluded): their judgments never
+    enter the consensus or the leaning estimates; they are screened all the same.
+    ``passes`` > 1: the raters a pass proposes are left out too in the next pass (unless the
+    raters left out would be half the raters or more), and every rater is screened again; the
+    last pass is returned."""
     if n_raters < 0:
         raise ValueError("n_raters must be >= 0")
     if not 0.0 < threshold < 1.0:
@@ -602,10 +616,16 @@ def screen_raters(
             min_judgments=min_judgments,
         )
 
-    result = one_pass(np.zeros(n_raters, dtype=bool))
+    before = np.zeros(n_raters, dtype=bool)
+    if left_out is not None:
+        before = np.asarray(left_out, dtype=bool)
+        if before.shape != (n_raters,):
+            raise ValueError("left_out must have one entry per rater")
+    result = one_pass(before)
     for _ in range(passes - 1):
         proposed = np.array([screen.proposed for screen in result.raters], dtype=bool)
-        if not proposed.any() or 2 * proposed.sum() >= n_raters:
+        leave = before | proposed
+        if not (leave & ~before).any() or 2 * leave.sum() >= n_raters:
             break
-        result = one_pass(proposed)
+        result = one_pass(leave)
     return result
