@@ -31,7 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
-from apps.analysis.stats.pair_raters import DEFAULT_SIMULATIONS, DEFAULT_THRESHOLD, screen_raters
+from apps.analysis.stats.pair_raters import (
+    DEFAULT_PASSES,
+    DEFAULT_SIMULATIONS,
+    DEFAULT_THRESHOLD,
+    screen_raters,
+)
 from apps.analysis.stats.pair_raters_sim import (
     KINDS,
     LENGTH_EFFECT,
@@ -53,6 +58,7 @@ def run(
     turing_per_rater: int,
     per_kind: int,
     simulations: int,
+    passes: int,
 ) -> dict[str, Any]:
     """Per study and threshold: honest raters proposed, and anomalous ones per kind."""
     rng = np.random.default_rng(seed)
@@ -71,7 +77,12 @@ def run(
             per_kind=per_kind,
         )
         result = screen_raters(
-            n_raters, pairs=pairs, turing=turing, seed=seed + rep, simulations=simulations
+            n_raters,
+            pairs=pairs,
+            turing=turing,
+            seed=seed + rep,
+            simulations=simulations,
+            passes=passes,
         )
         combined = np.array([s.combined_p for s in result.raters], dtype=float)
         honest = kinds == ""
@@ -130,6 +141,8 @@ def main() -> None:
     parser.add_argument("--turing", type=int, default=15, help="Turing items per rater")
     parser.add_argument("--per-kind", type=int, default=3, help="planted raters of each kind")
     parser.add_argument("--simulations", type=int, default=DEFAULT_SIMULATIONS)
+    parser.add_argument("--passes", type=int, default=DEFAULT_PASSES)
+    parser.add_argument("--scenario", type=int, default=None, help="run only this scenario (1-4)")
     parser.add_argument("--quick", action="store_true", help="20 studies per scenario")
     args = parser.parse_args()
     if args.quick:
@@ -137,11 +150,17 @@ def main() -> None:
     print(
         f"{args.reps} studies per scenario: {args.items} items (topics of 20), {args.raters} "
         f"raters ({args.per_kind} of each anomaly kind), {args.pairs} pairs and "
-        f"{args.turing} Turing items per rater; {args.simulations} null simulations per rater; "
+        f"{args.turing} Turing items per rater; {args.simulations} null simulations per rater, "
+        f"{args.passes} pass(es); "
         f"taste sd {TASTE_SD}, position {POSITION_EFFECT}, length {LENGTH_EFFECT}/SD; "
         f"default threshold {DEFAULT_THRESHOLD} (*)"
     )
-    common = {"n_items": args.items, "n_raters": args.raters, "simulations": args.simulations}
+    common = {
+        "n_items": args.items,
+        "n_raters": args.raters,
+        "simulations": args.simulations,
+        "passes": args.passes,
+    }
     pairs, turing = args.pairs, args.turing
     scenarios: list[tuple[str, dict[str, Any]]] = [
         (f"{pairs} pairs per rater", {"per_rater": pairs, "turing_per_rater": 0}),
@@ -156,6 +175,8 @@ def main() -> None:
         ),
     ]
     for number, (title, setup) in enumerate(scenarios):
+        if args.scenario is not None and number + 1 != args.scenario:
+            continue
         setup = {"per_kind": args.per_kind, "reps": args.reps, **setup}
         if setup["per_kind"] == 0:
             setup["reps"] = max(1, args.reps // 2)

@@ -19,9 +19,10 @@ Public API
 ``position_offset``, ``spread``, ``turing_prior_weight``, ``left_out``)
 ``screen_raters(n_raters, *, pairs=None, turing=None, seed, threshold=DEFAULT_THRESHOLD,
 simulations=DEFAULT_SIMULATIONS, checkpoints=DEFAULT_CHECKPOINTS,
-min_judgments=MIN_JUDGMENTS, passes=DEFAULT_PASSES) -> Screening``
+min_judgments=MIN_JUDGMENTS, passes=DEFAULT_PASSES, left_out=None) -> Screening``
     Every test for every rater with at least ``min_judgments`` decisive pairs (or Turing
     judgments), one combined p-value per rater, and ``proposed = combined_p <= threshold``.
+    ``left_out``: raters (e.g. already excluded) whose judgments never enter the consensus.
     A proposal, never a decision: the exclusions page shows it to a researcher.
 
 The null hypothesis: an honest rater
@@ -84,7 +85,7 @@ Under the simulated null this is an exact Monte Carlo test, P(combined_p <= t) <
 simulation does not hold (the consensus's own error, the correlation of one rater's choices
 through their taste for an item, the leaning's estimate) was measured in
 ``benchmarks/sim_pair_raters.py`` (see ``benchmarks/README.md``): at ``DEFAULT_THRESHOLD`` =
-0.02 honest raters were proposed in 1.1-2.6% of cases in every scenario there (Monte Carlo se
+0.02 honest raters were proposed in 1.1-2.7% of cases in every scenario there (Monte Carlo se
 at most 0.5%), so the rate stays well under 5%; at 0.05 the scenario of long sessions (100
 pairs and 40 Turing items per rater) reached 5.5%.
 
