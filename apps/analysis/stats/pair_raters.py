@@ -341,7 +341,12 @@ def _prefix(n: int, checkpoints: np.ndarray) -> np.ndarray:
 
 
 def _pair_sequence(
-    data: PairJudgments, consensus: PairConsensus, rows: np.ndarray, wanted: int, rng: Any
+    data: PairJudgments,
+    consensus: PairConsensus,
+    signs: np.ndarray,
+    rows: np.ndarray,
+    wanted: int,
+    rng: Any,
 ) -> tuple[_Sequence, np.ndarray]:
     assert data.order is not None
     rows = rows[np.lexsort((rows, data.order[rows]))]
@@ -349,7 +354,7 @@ def _pair_sequence(
     n = rows.size
     cps = _checkpoints(n, wanted, rng)
     prefix = _prefix(n, cps)
-    sign = longer_sign(data)[rows]
+    sign = signs[rows]
     tests = [_count_test("side", logit, np.ones(n, dtype=np.int64), prefix, "two")]
     if np.count_nonzero(sign) >= MIN_LENGTH_PAIRS:
         tests.append(_count_test("length", logit, sign, prefix, "upper"))
@@ -487,6 +492,7 @@ def _screen_pass(
         else None
     )
     pair_rows = _rows_by_rater(pair_data.rater if pair_data else None, n_raters)
+    signs = longer_sign(pair_data) if pair_data is not None else np.zeros(0, dtype=np.int64)
     turing_rows = _rows_by_rater(turing_data.rater if turing_data else None, n_raters)
 
     # First every rater's sequences and observed statistics (the leaning spread needs them
@@ -498,7 +504,7 @@ def _screen_pass(
         found: dict[str, Any] = {}
         if pair_data is not None and pair_cons is not None and pair_rows[r].size >= min_judgments:
             rng = np.random.default_rng([seed, 0, r])
-            part, sign = _pair_sequence(pair_data, pair_cons, pair_rows[r], checkpoints, rng)
+            part, sign = _pair_sequence(pair_data, pair_cons, signs, pair_rows[r], checkpoints, rng)
             parts.append(part)
             found.update(_pair_evidence(part, sign, pair_cons, r))
         if (
