@@ -99,6 +99,9 @@ def item_rows(document: dict[str, Any], *, meta_as_text: bool = True) -> list[di
                 "language": item.get("language", ""),
                 # Why cross_group_agreement is empty: too few raters per group, no variation.
                 "cross_group_reason": item.get("cross_group_reason") or "",
+                # An undefeated item's lower bound, a never-winning item's upper bound.
+                "bt_bound": entry.get("bound"),
+                "bt_bound_side": entry.get("bound_side") or "",
                 # Last: the item's own metadata, unchanged.
                 "meta": _meta_cell(item.get("meta"))
                 if meta_as_text

@@ -375,10 +375,22 @@ def warning_text(warning: Mapping[str, Any]) -> str:
         ) % {"count": _number(p["count"]), "rounds": _number(p["rounds"])}
     if code == "bt_unbounded_items":
         return ngettext(
-            "%(count)s item won or lost every comparison: no finite Bradley-Terry score, not "
-            "ranked.",
-            "%(count)s items won or lost every comparison: no finite Bradley-Terry score, not "
-            "ranked.",
+            "%(count)s item won or lost every comparison: no finite Bradley-Terry score; "
+            "%(bounded)s have a one-sided bound (at least or at most this strong) and the rank "
+            "that follows from it.",
+            "%(count)s items won or lost every comparison: no finite Bradley-Terry score; "
+            "%(bounded)s have a one-sided bound (at least or at most this strong) and the rank "
+            "that follows from it.",
+            count,
+        ) % {"count": count, "bounded": _number(p.get("bounded") or 0)}
+    if code == "bt_scale_not_identified":
+        return ngettext(
+            "%(count)s item is compared only in ways the data cannot place on a scale "
+            "(through items that won or lost everything): its score is held by the fit's "
+            "ridge, shown but not ranked.",
+            "%(count)s items are compared only in ways the data cannot place on a scale "
+            "(through items that won or lost everything): their scores are held by the fit's "
+            "ridge, shown but not ranked.",
             count,
         ) % {"count": count}
     if code == "controversial":
@@ -413,6 +425,7 @@ def warning_title(code: str) -> str:
         "bt_not_converged": _("fit not converged"),
         "bt_disconnected_rounds": _("sparse comparisons"),
         "bt_unbounded_items": _("undefeated or never winning items"),
+        "bt_scale_not_identified": _("scale not fixed by the data"),
         "controversial": _("controversial"),
         "culture_dependent": _("culture-dependent"),
         "held_items_counted": _("held items counted"),

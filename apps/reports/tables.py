@@ -116,6 +116,9 @@ def _bt_rows(rows: list[dict[str, Any]], meta: dict[str, dict[str, Any]]) -> lis
             row.get("losses"),
             # Why an item has no score or rank ("undefeated", "never_won", "not_ranked", ...).
             " ".join(row.get("flags") or []),
+            # An undefeated item's lower bound or a never-winning item's upper bound.
+            row.get("bound"),
+            row.get("bound_side") or "",
         ]
         for row in rows
     ]
@@ -135,6 +138,8 @@ BT_COLUMNS = [
     "wins",
     "losses",
     "flags",
+    "bound",
+    "bound_side",
 ]
 
 
@@ -520,6 +525,24 @@ def models_table(document: dict[str, Any], order: Sequence[str] | None = None) -
                         None,
                         None,
                         _get(stats, "flag"),
+                    ]
+                )
+            bt = entry.get("bt") or {}
+            if bt.get("bound") is not None:
+                # A source that never lost (never won): at least (most) this strong.
+                rows.append(
+                    [
+                        *base,
+                        "bt_bound",
+                        bt["bound"],
+                        None,
+                        None,
+                        None,
+                        None,
+                        *counts,
+                        None,
+                        None,
+                        bt.get("bound_side"),
                     ]
                 )
             rank = entry.get("rank") or {}

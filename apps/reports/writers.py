@@ -581,11 +581,7 @@ def _models(
                         )
                         for q in scale
                     ],
-                    "bt": _("undefeated")
-                    if bt.get("flag") == "undefeated"
-                    else _("never won")
-                    if bt.get("flag") == "never_won"
-                    else fmt_interval(bt),
+                    "bt": _end_cell(bt) if bt.get("flag") else fmt_interval(bt),
                     "judged_human": fmt_percent(entry.get("judged_human")),
                     "offense_any": fmt_percent(offense.get("any_rater")),
                     "offense_share": fmt_percent(offense.get("share_of_raters")),
@@ -933,3 +929,15 @@ def write_pdf(html: str, path: Path) -> None:
     from weasyprint import HTML
 
     HTML(string=html).write_pdf(str(path))
+
+
+def _end_cell(bt: dict[str, Any]) -> str:
+    """A source that never lost or never won: its one-sided bound, or the flag alone."""
+    undefeated = bt.get("flag") == "undefeated"
+    if bt.get("bound") is None:
+        return _("undefeated") if undefeated else _("never won")
+    sign = "≥" if undefeated else "≤"
+    note = (
+        _("undefeated: at least this strong") if undefeated else _("never won: at most this strong")
+    )
+    return f"{sign} {charts.fmt(bt['bound'])} ({note})"

@@ -49,6 +49,7 @@ from scipy.special import expit, stdtrit
 from apps.analysis.stats.bootstrap import _wilson
 from apps.analysis.stats.bradley_terry import bt_fit
 from apps.analysis.stats.crossed import CrossedDesign, holm, t_interval
+from apps.analysis.stats.ends import one_sided_bounds
 from apps.analysis.stats.inputs import StudyInputs
 
 ESTIMAND = "items_and_raters"
@@ -447,6 +448,15 @@ class _Comparison:
         covs = block.deletion_covariances(scores, hessians, info)
         df = block.df(in_view)
         ridge_only = np.zeros(n_src, dtype=bool)
+        wins_of = np.bincount(winners, minlength=n_src)
+        losses_of = np.bincount(losers, minlength=n_src)
+        # A source that never lost (or never won) gets what the data do say: a one-sided
+        # profile-likelihood bound relative to the mean of the other sources (ends.py).
+        ends = (
+            one_sided_bounds(winners, losers, n_src, level=self.level)
+            if ((wins_of == 0) | (losses_of == 0)).any()
+            else None
+        )
         for s, src in enumerate(sources):
             var = _contrast_variance(covs, np.eye(n_src)[s])
             low, high, _ = t_interval(float(beta[s]), var, df, self.level)
@@ -459,6 +469,11 @@ class _Comparison:
                 # Undefeated or never winning: the ridge, not the data, would set the value.
                 entry.update({"value": None, "ci_low": None, "ci_high": None})
                 entry["flag"] = "undefeated" if losses == 0 else "never_won"
+                bound = float(ends.bound[s]) if ends is not None else float("nan")
+                entry["bound"] = bound if math.isfinite(bound) else None
+                entry["bound_side"] = (
+                    ("lower" if losses == 0 else "upper") if math.isfinite(bound) else None
+                )
                 ridge_only[s] = True
             by_model[src]["bt"] = entry
         pairs = list(combinations(range(n_src), 2))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -47,6 +48,7 @@ from apps.analysis.stats.diagnostics import (
     position_bias_p_value,
     sample_size_warnings,
 )
+from apps.analysis.stats.ends import end_ranks, finite_comparison_mask, one_sided_bounds
 from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, inputs_without_items
 from apps.analysis.stats.model_comparison import compare_models
 from apps.analysis.stats.not_understood import RULE as NOT_UNDERSTOOD_RULE
@@ -60,6 +62,7 @@ from apps.analysis.stats.rater_agreement import (
     pairwise_cohen_kappa,
     rater_agreement_intervals,
 )
+from apps.analysis.stats.ties import LEFT, RIGHT, TIE, TIE_MODELS, choose_tie_model, tie_bootstrap
 from apps.analysis.stats.turing import d_prime, model_turing_verdict, turing_summary
 
 LEVEL = 0.95
@@ -447,9 +450,139 @@ def _agreement(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
     return result
 
 
+@dataclass(frozen=True)
+class _Board:
+    """One fit of the item board, whichever model made it."""
+
+    scores: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    rank: np.ndarray
+    component: np.ndarray
+    bound: np.ndarray  # one-sided, nan where none
+    unidentified: np.ndarray  # bool: scale not fixed by the data
+    summary: dict[str, Any]
+
+
+def _plain_board(
+    winners: np.ndarray, losers: np.ndarray, rater: np.ndarray, n: int, seed: int, rounds: int
+) -> _Board:
+    # Items that won (or lost) every comparison have no finite maximum-likelihood score; what
+    # the data say about them is one-sided: a simultaneous profile-likelihood bound
+    # (ends.py). The other items' scores and intervals are fitted on the comparisons between
+    # them, on the scale of their own mean, which is the full data's estimate with the ends at
+    # their limits (the bootstrap of those comparisons is exact for the same reason).
+    ends = one_sided_bounds(winners, losers, n, level=LEVEL)
+    finite = finite_comparison_mask(winners, losers, ends.end)
+    boot = bt_bootstrap(
+        winners[finite],
+        losers[finite],
+        n,
+        clusters=rater[finite],
+        rounds=rounds,
+        seed=seed,
+        level=LEVEL,
+        cluster="rater",
+        interval="expanded",
+    )
+    at_end = ends.end != 0
+    ci_low = np.where(at_end, np.nan, boot.ci_low)
+    ci_high = np.where(at_end, np.nan, boot.ci_high)
+    return _Board(
+        scores=ends.scores,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        rank=end_ranks(ends.scores, ci_low, ci_high, ends, component=ends.component),
+        component=ends.component,
+        bound=np.where(at_end, ends.bound, np.nan),
+        # Where the finite items' own estimate does not exist (they meet only through end
+        # items, or one of them never lost or never won against the others), their scores are
+        # held by the ridge, not measured: shown, not ranked, and no end there has a bound.
+        unidentified=~ends.identified,
+        summary={
+            "model": "bradley_terry",
+            "converged": boot.fit.converged,
+            "iterations": boot.fit.iterations,
+            "rounds": boot.rounds,
+            "disconnected_rounds": boot.disconnected_rounds,
+            "end_bound": {"level": LEVEL, "cut": ends.cut, "simultaneous": ends.simultaneous},
+        },
+    )
+
+
+def _tie_board(
+    left: np.ndarray,
+    right: np.ndarray,
+    outcome: np.ndarray,
+    rater: np.ndarray,
+    n: int,
+    seed: int,
+    rounds: int,
+) -> _Board:
+    # Ties enter through a tie model: Davidson or Rao-Kupper, whichever has the higher
+    # likelihood (same number of parameters, so the AIC comparison is the likelihood's). An
+    # item with only wins (no loss, no tie) still has no finite score; the profile bound of
+    # ends.py is the plain model's, so it gets none here, and no rank.
+    choice = choose_tie_model(left, right, outcome, n)
+    boot = tie_bootstrap(
+        left,
+        right,
+        outcome,
+        n,
+        clusters=rater,
+        rounds=rounds,
+        seed=seed,
+        level=LEVEL,
+        model=choice.chosen,
+    )
+    decided = outcome != TIE
+    winners = np.where(outcome[decided] == LEFT, left[decided], right[decided])
+    losers = np.where(outcome[decided] == LEFT, right[decided], left[decided])
+    ties = np.bincount(left[~decided], minlength=n) + np.bincount(right[~decided], minlength=n)
+    wins = np.bincount(winners, minlength=n)
+    losses = np.bincount(losers, minlength=n)
+    at_end = ((wins == 0) | (losses == 0)) & (ties == 0) & (wins + losses > 0)
+    ci_low = np.where(at_end, np.nan, boot.ci_low)
+    ci_high = np.where(at_end, np.nan, boot.ci_high)
+    return _Board(
+        scores=boot.fit.scores,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        rank=ci_aware_ranks(boot.fit.scores, ci_low, ci_high, component=boot.fit.component),
+        component=boot.fit.component,
+        bound=np.full(n, np.nan),
+        unidentified=np.zeros(n, dtype=bool),
+        summary={
+            "model": choice.chosen,
+            "converged": boot.fit.converged,
+            "iterations": boot.fit.iterations,
+            "rounds": boot.rounds,
+            "disconnected_rounds": boot.disconnected_rounds,
+            "ties": int((~decided).sum()),
+            # Davidson's nu (ties relative to the geometric mean of the two strengths) or
+            # Rao-Kupper's theta, with its bias-corrected expanded percentile interval.
+            "tie_param": {
+                "value": boot.fit.tie_param,
+                "ci_low": boot.tie_ci_low,
+                "ci_high": boot.tie_ci_high,
+            },
+            "tie_models": {
+                name: {"log_lik": choice.log_lik[name], "aic": choice.aic[name]}
+                for name in TIE_MODELS
+            },
+        },
+    )
+
+
 def _bradley_terry(
-    inputs: StudyInputs, seed: int, rounds: int, subset: np.ndarray | None = None
+    inputs: StudyInputs,
+    seed: int,
+    rounds: int,
+    subset: np.ndarray | None = None,
+    tie_subset: np.ndarray | None = None,
 ) -> dict[str, Any]:
+    """The item board: plain Bradley-Terry with honest ends, or a tie model where the pairs
+    hold ties. ``subset`` / ``tie_subset`` select decisive and tie judgments (a level's)."""
     left, right, rater = inputs.pair_left, inputs.pair_right, inputs.pair_rater
     winner_is_left = inputs.pair_winner_is_left
     if subset is not None:
@@ -459,61 +592,75 @@ def _bradley_terry(
             rater[subset],
             winner_is_left[subset],
         )
-    if left.size == 0:
+    tie_rows = inputs.tie_rows
+    if tie_subset is not None:
+        tie_rows = tie_rows[tie_subset[tie_rows]]
+    tie_left, tie_right = inputs.undecided_left[tie_rows], inputs.undecided_right[tie_rows]
+    if left.size + tie_left.size == 0:
         return {"items": [], "n_components": 0, "n_judgments": 0}
+    n = inputs.n_items
     winners = np.where(winner_is_left, left, right)
     losers = np.where(winner_is_left, right, left)
-    boot = bt_bootstrap(
-        winners,
-        losers,
-        inputs.n_items,
-        clusters=rater,
-        rounds=rounds,
-        seed=seed,
-        level=LEVEL,
-        cluster="rater",
-        interval="expanded",
-    )
-    compared = np.zeros(inputs.n_items, dtype=bool)
-    compared[left] = True
-    compared[right] = True
-    wins = np.bincount(winners, minlength=inputs.n_items)
-    losses = np.bincount(losers, minlength=inputs.n_items)
+    if tie_left.size:
+        board = _tie_board(
+            np.concatenate([left, tie_left]),
+            np.concatenate([right, tie_right]),
+            np.concatenate([np.where(winner_is_left, LEFT, RIGHT), np.full(tie_left.size, TIE)]),
+            np.concatenate([rater, inputs.undecided_rater[tie_rows]]),
+            n,
+            seed,
+            rounds,
+        )
+    else:
+        board = _plain_board(winners, losers, rater, n, seed, rounds)
+    all_left = np.concatenate([left, tie_left])
+    all_right = np.concatenate([right, tie_right])
+    compared = np.zeros(n, dtype=bool)
+    compared[all_left] = True
+    compared[all_right] = True
+    wins = np.bincount(winners, minlength=n)
+    losses = np.bincount(losers, minlength=n)
+    ties = np.bincount(tie_left, minlength=n) + np.bincount(tie_right, minlength=n)
     opponents = np.bincount(
-        np.unique(np.concatenate([left * inputs.n_items + right, right * inputs.n_items + left]))
-        // inputs.n_items,
-        minlength=inputs.n_items,
+        np.unique(np.concatenate([all_left * n + all_right, all_right * n + all_left])) // n,
+        minlength=n,
     )
-    # An item that won (or lost) every comparison has no finite maximum-likelihood score: the
-    # ridge sets its value and interval, so neither is shown, and it is not ranked. An item
-    # below the method's minimum (3 pairings against 2 opponents) keeps its interval but is not
-    # ranked either: its rank would rest on one or two judgments.
-    undefeated = compared & (losses == 0)
-    never_won = compared & (wins == 0) & ~undefeated
-    barely = compared & ((wins + losses < MIN_PAIRINGS) | (opponents < MIN_OPPONENTS))
-    unsupported = undefeated | never_won
-    ci_low = np.where(unsupported, np.nan, boot.ci_low)
-    ci_high = np.where(unsupported, np.nan, boot.ci_high)
-    rank = ci_aware_ranks(boot.fit.scores, ci_low, ci_high, component=boot.fit.component)
+    undefeated = compared & (losses == 0) & (ties == 0) & (wins > 0)
+    never_won = compared & (wins == 0) & (ties == 0) & (losses > 0)
+    unidentified = compared & board.unidentified
+    # An item below the method's minimum (3 pairings against 2 opponents) keeps its interval
+    # but is not ranked: its rank would rest on one or two judgments.
+    barely = compared & ((wins + losses + ties < MIN_PAIRINGS) | (opponents < MIN_OPPONENTS))
+    at_end = undefeated | never_won
+    # An end item without a bound (none exists there) has no rank either: nothing says where.
+    unranked = unidentified | barely | (at_end & ~np.isfinite(board.bound))
     # Items never compared have no score; components are relabelled over compared items only.
-    labels = {
-        old: new for new, old in enumerate(sorted(set(boot.fit.component[compared].tolist())))
-    }
+    labels = {old: new for new, old in enumerate(sorted(set(board.component[compared].tolist())))}
     rows = []
     for i in np.flatnonzero(compared):
-        flags = (["undefeated"] if undefeated[i] else ["never_won"] if never_won[i] else []) + (
-            ["barely_compared"] if barely[i] else []
+        flags = (
+            (["undefeated"] if undefeated[i] else ["never_won"] if never_won[i] else [])
+            + (["scale_not_identified"] if unidentified[i] else [])
+            + (["barely_compared"] if barely[i] else [])
         )
+        bound = board.bound[i] if at_end[i] and np.isfinite(board.bound[i]) else None
         rows.append(
             {
                 "item": inputs.item_ids[i],
-                "score": None if unsupported[i] else boot.fit.scores[i],
-                "ci_low": ci_low[i],
-                "ci_high": ci_high[i],
-                "rank": None if unsupported[i] or barely[i] else int(rank[i]),
-                "component": labels[int(boot.fit.component[i])],
+                "score": None if at_end[i] else board.scores[i],
+                "ci_low": board.ci_low[i],
+                "ci_high": board.ci_high[i],
+                # One-sided: at least this strong (undefeated) or at most (never won), on the
+                # scale of the component's other items, every bound of the board at once.
+                "bound": bound,
+                "bound_side": ("lower" if undefeated[i] else "upper")
+                if bound is not None
+                else None,
+                "rank": None if unranked[i] else int(board.rank[i]),
+                "component": labels[int(board.component[i])],
                 "wins": int(wins[i]),
                 "losses": int(losses[i]),
+                "ties": int(ties[i]),
                 "flags": flags,
             }
         )
@@ -522,27 +669,33 @@ def _bradley_terry(
             row["component"],
             row["rank"] is None,
             row["rank"] or 0,
-            -(row["score"] if row["score"] is not None else -np.inf),
+            -(
+                row["score"]
+                if row["score"] is not None
+                else np.inf
+                if "undefeated" in row["flags"]
+                else -np.inf
+            ),
         )
     )
     return _num(
         {
             "items": rows,
             "n_components": len(labels),
-            "n_judgments": int(left.size),
-            "converged": boot.fit.converged,
-            "iterations": boot.fit.iterations,
-            "rounds": boot.rounds,
-            "disconnected_rounds": boot.disconnected_rounds,
+            "n_judgments": int(left.size + tie_left.size),
+            **board.summary,
             "interval": "expanded_percentile",
             "undefeated": int(undefeated.sum()),
             "never_won": int(never_won.sum()),
+            "end_bounds": int(np.isfinite(board.bound[at_end]).sum()),
+            "scale_not_identified": int(unidentified.sum()),
             "barely_compared": int(barely.sum()),
         }
     )
 
 
 _FIT_KEYS = (
+    "model",
     "converged",
     "iterations",
     "rounds",
@@ -550,8 +703,14 @@ _FIT_KEYS = (
     "interval",
     "undefeated",
     "never_won",
+    "end_bounds",
+    "end_bound",
+    "scale_not_identified",
     "barely_compared",
     "n_judgments",
+    "ties",
+    "tie_param",
+    "tie_models",
 )
 
 
@@ -903,10 +1062,26 @@ def _warnings(
                 "code": "bt_unbounded_items",
                 "scope": "study",
                 "subject": "bradley_terry",
-                "params": {"count": one_sided},
+                "params": {"count": one_sided, "bounded": bt.get("end_bounds") or 0},
                 "message": f"{one_sided} item(s) won or lost every comparison: no finite "
-                "Bradley-Terry score, not ranked",
+                f"Bradley-Terry score; {bt.get('end_bounds') or 0} of them have a one-sided "
+                "bound and the rank that follows from it",
                 "value": one_sided,
+                "threshold": 0,
+            }
+        )
+    unidentified = bt.get("scale_not_identified") or 0
+    if unidentified:
+        study.append(
+            {
+                "code": "bt_scale_not_identified",
+                "scope": "study",
+                "subject": "bradley_terry",
+                "params": {"count": unidentified},
+                "message": f"{unidentified} item(s) are compared only in ways the data cannot "
+                "place on a scale (through items that won or lost everything): their scores are "
+                "held by the fit's ridge, shown but not ranked",
+                "value": unidentified,
                 "threshold": 0,
             }
         )
@@ -985,9 +1160,12 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
     levels = np.array(inputs.item_level)
     for k, level in enumerate(sorted(set(inputs.item_level))):
         same_level = (levels[inputs.pair_left] == level) & (levels[inputs.pair_right] == level)
-        if same_level.any():
+        same_level_ties = (levels[inputs.undecided_left] == level) & (
+            levels[inputs.undecided_right] == level
+        )
+        if same_level.any() or same_level_ties[inputs.tie_rows].any():
             by_level[level] = _bradley_terry(
-                inputs, seed + _SEED_BT + 100 * (k + 1), rounds, same_level
+                inputs, seed + _SEED_BT + 100 * (k + 1), rounds, same_level, same_level_ties
             )
     labels = {
         "source": inputs.item_source,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from apps.analysis.stats.inputs import QuestionInfo
 from apps.analysis.stats.report import compute_results
@@ -24,7 +25,9 @@ def _inputs(seed: int = 21):  # type: ignore[no-untyped-def]
     )
 
 
-def test_an_item_that_won_every_comparison_has_no_score_interval_or_rank() -> None:
+def test_an_item_that_won_every_comparison_is_at_least_its_bound_and_ranks_first() -> None:
+    """No finite score and no two-sided interval, but the one-sided bound the data give and
+    the rank that follows from it (it was unranked, and the next item showed rank 1)."""
     inputs = _inputs()
     left_won = np.where(
         inputs.pair_left == 0,
@@ -32,19 +35,44 @@ def test_an_item_that_won_every_comparison_has_no_score_interval_or_rank() -> No
         np.where(inputs.pair_right == 0, False, inputs.pair_winner_is_left),
     )
     result = compute_results(replace(inputs, pair_winner_is_left=left_won), seed=1, rounds=50)
-    row = next(r for r in result["bradley_terry"] if r["item"] == "i0")
+    board = result["bradley_terry"]
+    row = next(r for r in board if r["item"] == "i0")
     assert row["flags"][0] == "undefeated"
     assert row["score"] is None
     assert row["ci_low"] is None
     assert row["ci_high"] is None
-    assert row["rank"] is None
     assert row["losses"] == 0
     assert row["wins"] > 0
-    assert result["bradley_terry_fit"]["undefeated"] >= 1
+    assert row["bound_side"] == "lower"
+    assert row["bound"] > 0  # above the mean of the other items
+    assert row["rank"] == 1
+    assert board[0]["item"] == "i0"
+    # Items that reach its bound share rank 1; those clearly below it are pushed down.
+    for other in board[1:]:
+        if other["ci_high"] is not None and other["ci_high"] < row["bound"]:
+            assert other["rank"] > 1
+    fit = result["bradley_terry_fit"]
+    assert fit["undefeated"] >= 1
+    assert fit["end_bounds"] >= 1
+    assert fit["end_bound"] == {"level": 0.95, "cut": "exact", "simultaneous": True}
     assert "bt_unbounded_items" in {w["code"] for w in result["warnings"]}
-    # Ranked items never sit behind an unranked one.
-    ranked = [r for r in result["bradley_terry"] if r["rank"] is not None]
-    assert all(r["score"] is not None for r in ranked)
+
+
+def test_an_item_that_lost_every_comparison_is_at_most_its_bound_and_ranks_last() -> None:
+    inputs = _inputs()
+    left_won = np.where(
+        inputs.pair_left == 0,
+        False,
+        np.where(inputs.pair_right == 0, True, inputs.pair_winner_is_left),
+    )
+    result = compute_results(replace(inputs, pair_winner_is_left=left_won), seed=1, rounds=50)
+    board = result["bradley_terry"]
+    row = next(r for r in board if r["item"] == "i0")
+    assert row["flags"][0] == "never_won"
+    assert row["bound_side"] == "upper"
+    assert row["bound"] < 0
+    assert row["rank"] == max(r["rank"] for r in board if r["rank"] is not None)
+    assert board[-1]["item"] == "i0"
 
 
 def test_low_agreement_without_a_group_effect_is_controversial_not_culture_dependent() -> None:
@@ -187,3 +215,59 @@ def test_cross_group_agreement_of_a_thinly_rated_item_is_null_with_its_reason() 
     assert rated
     assert all(i["cross_group_agreement"] is not None for i in rated)
     assert all(i["cross_group_reason"] is None for i in rated)
+
+
+def _with_undecided(inputs, tie_share: float, neither_share: float, seed: int = 5):  # type: ignore[no-untyped-def]
+    """Turn a share of the decisive pairs into ties and another into "neither"."""
+    rng = np.random.default_rng(seed)
+    pick = rng.random(inputs.pair_left.size)
+    tie = pick < tie_share
+    neither = (pick >= tie_share) & (pick < tie_share + neither_share)
+    moved = tie | neither
+    return replace(
+        inputs,
+        pair_left=inputs.pair_left[~moved],
+        pair_right=inputs.pair_right[~moved],
+        pair_winner_is_left=inputs.pair_winner_is_left[~moved],
+        pair_rater=inputs.pair_rater[~moved],
+        undecided_left=inputs.pair_left[moved],
+        undecided_right=inputs.pair_right[moved],
+        undecided_rater=inputs.pair_rater[moved],
+        undecided_kind=np.where(tie[moved], 2, 3).astype(np.int64),
+    )
+
+
+def test_ties_enter_the_board_through_a_tie_model_and_neither_stays_out() -> None:
+    base = _inputs()
+    inputs = _with_undecided(base, 0.15, 0.10)
+    n_ties, n_neither = int(inputs.tie_rows.size), int(inputs.neither_rows.size)
+    result = compute_results(inputs, seed=4, rounds=50)
+    fit = result["bradley_terry_fit"]
+    assert fit["model"] in ("davidson", "rao_kupper")
+    assert fit["ties"] == n_ties
+    # The tie parameter is estimated, with an interval around it.
+    tie = fit["tie_param"]
+    assert tie["value"] > 0
+    assert tie["ci_low"] <= tie["value"] <= tie["ci_high"]
+    assert set(fit["tie_models"]) == {"davidson", "rao_kupper"}
+    chosen = max(fit["tie_models"], key=lambda name: fit["tie_models"][name]["log_lik"])
+    assert fit["model"] == chosen
+    # "Neither" is no evidence about the order: only decisive judgments and ties are fitted.
+    assert fit["n_judgments"] == base.pair_left.size - n_neither
+    assert sum(row["ties"] for row in result["bradley_terry"]) == 2 * n_ties
+    assert result["counts"]["pair_ties"] == n_ties
+    assert result["counts"]["pair_neither"] == n_neither
+    rates = result["pair_outcomes"]
+    assert rates["judgments"] == base.pair_left.size
+    assert rates["tie"]["count"] == n_ties
+    assert rates["neither"]["count"] == n_neither
+    overall = rates["neither"]["overall"]
+    assert overall["value"] == pytest.approx(n_neither / base.pair_left.size)
+    assert overall["ci_low"] < overall["value"] < overall["ci_high"]
+    assert set(rates["neither"]["by_source"]) == set(base.item_source)
+    per_item = rates["tie"]["items"]
+    assert sum(entry["count"] for entry in per_item) == 2 * n_ties
+    # A study without ties keeps the plain board and no outcome rates.
+    plain = compute_results(base, seed=4, rounds=50)
+    assert plain["bradley_terry_fit"]["model"] == "bradley_terry"
+    assert "pair_outcomes" not in plain
