@@ -109,18 +109,23 @@ def test_pair_rows_give_left_and_right_as_shown_and_the_side_chosen(demo_study, 
         "left", "right", "winner"
     ):
         row = rows[pair.idempotency_key]
+        # A tie or "neither" has no winner: its outcome is the side chosen.
+        winner = pair.winner.external_id if pair.winner else ""
         assert (row["left"], row["right"], row["winner"]) == (
             pair.left.external_id,
             pair.right.external_id,
-            pair.winner.external_id,
+            winner,
         )
-        side = "left" if pair.winner_id == pair.left_id else "right"
+        if pair.winner_id is None:
+            side = pair.outcome
+        else:
+            side = "left" if pair.winner_id == pair.left_id else "right"
         assert row["side_chosen"] == side
-        assert row["value"] == pair.winner.external_id
+        assert row["value"] == winner
         assert row["item"] == ""
         sides[side] += 1
-    assert sides["left"]
-    assert sides["right"]
+    # The demo study offers all four answers, and its raters used each.
+    assert set(sides) == {"left", "right", "tie", "neither"}
 
 
 def test_turing_rows_give_the_guess(demo_study, raw_rows):

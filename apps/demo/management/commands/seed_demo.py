@@ -76,6 +76,9 @@ class Command(BaseCommand):
                     target_scorecards_per_item=30,
                     turing_judgments_per_item=10,
                     adaptive_pairing=True,
+                    # Three-way pairs: raters may answer "about the same" or "neither".
+                    pair_offers_tie=True,
+                    pair_offers_neither=True,
                     tasks_per_session=30,
                     # A session of 30 tasks meets an attention check about every seventh task.
                     attention_check_rate=0.15,
