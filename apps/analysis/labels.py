@@ -504,3 +504,139 @@ def exclusion_rule_label(rule: str) -> str:
     from apps.exclusions.models import Rule
 
     return str(dict(Rule.choices).get(rule, rule)) if rule else ""
+
+
+# --------------------------------------------------------------------------------------------
+# pair boards: tie models, style control, reliability, pair outcomes
+
+
+def tie_model_label(model: str) -> str:
+    """The model that fitted the item board (``bradley_terry_fit.model``)."""
+    labels = {
+        "bradley_terry": _("plain Bradley-Terry"),
+        "davidson": _("Davidson's tie model"),
+        "rao_kupper": _("Rao-Kupper's tie model"),
+    }
+    return labels.get(model, model)
+
+
+def tie_param_symbol(model: str) -> str:
+    """The tie parameter's usual letter: Davidson's nu, Rao-Kupper's theta."""
+    return {"davidson": "ν", "rao_kupper": "θ"}.get(model, "")
+
+
+def covariate_label(name: str) -> str:
+    """A covariate of the style-controlled boards (``style_control.covariates[].name``)."""
+    labels = {
+        "log_length": _("Length (log, own units)"),
+        "language_zh": _("Chinese item"),
+        "offensive": _("Flagged offensive"),
+        "judged_human": _("Judged human (share of Turing guesses)"),
+    }
+    if name in labels:
+        return labels[name]
+    if name.startswith("level_"):
+        return level_label(name.removeprefix("level_"))
+    if name.startswith("meta:"):
+        return _("Metadata: %(key)s") % {"key": name.removeprefix("meta:")}
+    return name
+
+
+def covariate_scale_label(standardised: bool) -> str:
+    """What one unit of a covariate's effect is: one standard deviation, or having it."""
+    return _("per SD") if standardised else _("for having it")
+
+
+def covariate_dropped_label(reason: str) -> str:
+    """Why a covariate was left out of the style-controlled fit (``style_control.dropped``)."""
+    labels = {
+        "constant": _("the same for every compared item"),
+        "collinear": _("already explained by the sources and the covariates before it"),
+    }
+    return labels.get(reason, reason)
+
+
+def style_reason_label(reason: str | None) -> str:
+    """Why the style-controlled boards have no intervals, or no boards at all."""
+    if not reason:
+        return ""
+    if reason == "sources_not_connected":
+        return _(
+            "the sources are not linked by comparisons between them: their strengths share no scale"
+        )
+    if reason.startswith("fewer than 2 raters"):
+        return _("fewer than 2 raters: a rater-clustered interval needs at least two")
+    return reason
+
+
+def style_flag_label(flag: str | None) -> str:
+    """Why a source has no style-controlled strength (``style_control.sources[].flag``)."""
+    if not flag:
+        return ""
+    labels = {
+        "no_pairs": _("in no comparison"),
+        "no_cross_source_pairs": _("never compared with another source"),
+        "undefeated": _("never lost to another source: no finite strength"),
+        "never_won": _("never beat another source: no finite strength"),
+    }
+    return labels.get(flag, flag)
+
+
+def order_change_sentence(change: str, a: str, b: str) -> str:
+    """One order change of the style-controlled board, in the reader's language: ``a`` and
+    ``b`` are the stored names (``a`` the one above before control for "flipped" and
+    "separation_lost", after control for "separation_gained")."""
+    names = {"a": source_label(a), "b": source_label(b)}
+    if change == "separation_lost":
+        return _("Controlling for style, %(a)s and %(b)s are no longer separated.") % names
+    if change == "flipped":
+        return _("Controlling for style, %(b)s now ranks above %(a)s.") % names
+    if change == "separation_gained":
+        return _("Controlling for style, %(a)s and %(b)s are now separated: %(a)s above %(b)s.") % (
+            names
+        )
+    return f"{change}: {a}, {b}"
+
+
+def reliability_reason_label(code: str | None) -> str:
+    """Why a reliability figure is undefined (``reliability`` reasons); "no_pairs" and
+    "no_scores" name a part the study has no data for."""
+    if not code:
+        return ""
+    from apps.analysis.stats.reliability import MIN_RATERS
+
+    labels = {
+        "too_few_raters": _("too few raters (at least %(n)s are needed)") % {"n": MIN_RATERS},
+        "too_few_items": _("too few items in common between the halves"),
+        "no_variation": _("no variation: the boards are constant"),
+        "too_few_ratings_per_item": _("fewer than 2 ratings per item on average"),
+        "zero_variance": _("no variance in the ratings"),
+        "no_pairs": _("no pair judgments"),
+        "no_scores": _("no scorecard answers to the primary question"),
+    }
+    return labels.get(code, code)
+
+
+def cross_group_reason_label(code: str | None) -> str:
+    """Why an item has no cross-group agreement (``cross_group_reason``)."""
+    if not code:
+        return ""
+    from apps.analysis.stats.report import CROSS_GROUP_MIN_RATERS
+
+    labels = {
+        "too_few_raters_per_group": _(
+            "fewer than two background groups with %(n)s raters of the item each"
+        )
+        % {"n": CROSS_GROUP_MIN_RATERS},
+        "no_variation": _("every answer to this question is the same"),
+    }
+    return labels.get(code, code)
+
+
+def pair_outcome_label(kind: str) -> str:
+    """An A/B answer that picks no side: "tie" (about the same) or "neither"."""
+    labels = {
+        "tie": pgettext("pair outcome", "About the same"),
+        "neither": pgettext("pair outcome", "Neither"),
+    }
+    return labels.get(kind, kind)
