@@ -680,6 +680,11 @@ def cross_group_agreement(
     return out
 
 
+# The report's minimum: cross-group agreement only where two background groups have this many
+# of the item's raters each (9 cross-group pairs at the least).
+CROSS_GROUP_MIN_RATERS = 3
+
+
 def _raters_per_item_group(
     item: np.ndarray, rater: np.ndarray, group: np.ndarray, n_items: int
 ) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from apps.analysis.stats.agreement import cross_group_agreement
+from apps.analysis.stats.agreement import CROSS_GROUP_MIN_RATERS, cross_group_agreement
 from apps.analysis.stats.culture import CultureTest, culture_dependence_test
 
 
@@ -37,7 +37,14 @@ def simulate_culture_study(
     )
     value = np.clip(np.round(latent), 1, 7)
     cross = cross_group_agreement(
-        item, rater, value, group_of_rater, n_items, scale_min=1, scale_max=7
+        item,
+        rater,
+        value,
+        group_of_rater,
+        n_items,
+        scale_min=1,
+        scale_max=7,
+        min_raters_per_group=CROSS_GROUP_MIN_RATERS,
     )
     test = culture_dependence_test(
         item,

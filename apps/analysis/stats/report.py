@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from apps.analysis.stats.agreement import (
+    CROSS_GROUP_MIN_RATERS,
     cross_group_agreement,
     cross_group_reasons,
     per_item_agreement,
@@ -70,11 +71,9 @@ LEVEL = 0.95
 # opponents.
 MIN_PAIRINGS, MIN_OPPONENTS = 3, 2
 # Cross-group agreement is reported for an item only where at least two background groups have
-# this many of its raters each (9 cross-group pairs at the least); below it, one or two pairs
-# would stand for the whole item. The culture test's family is these items too: the selection
-# reads counts, never answers, so the test's error rates hold (tests/analysis/stats/
-# test_culture.py and benchmarks/README.md).
-CROSS_GROUP_MIN_RATERS = 3
+# CROSS_GROUP_MIN_RATERS of its raters each; below it, one or two pairs would stand for the
+# whole item. The culture test's family is these items too: the selection reads counts, never
+# answers, so the test's error rates hold (tests/analysis/stats/test_culture.py).
 # Offsets added to the study seed, one per random step, so steps do not share random streams.
 _SEED_CULTURE = 6000
 _SEED_NOT_UNDERSTOOD = 7000
