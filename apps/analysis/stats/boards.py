@@ -237,30 +237,31 @@ def reliability_section(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[
         else None
     )
 
-    def run(groups: np.ndarray) -> dict[str, Any]:
-        found = by_group(
-            groups,
-            scores=scores,
-            pairs=pairs,
-            splits=SPLITS,
-            rounds=rounds,
-            seed=seed,
-            ks=RELIABILITY_KS,
-        )
-        return {
-            name: {
-                "n_items": entry.n_items,
-                "pairs": entry.pairs.as_dict() if entry.pairs is not None else None,
-                "scores": entry.scores.as_dict() if entry.scores is not None else None,
-                "k_rater": entry.k_rater.as_dict() if entry.k_rater is not None else None,
-            }
-            for name, entry in found.items()
+    # One call for the study and its models: the rater splits and pair fits are shared.
+    whole = "\x00study"
+    found = by_group(
+        np.array(inputs.item_source, dtype=object),
+        scores=scores,
+        pairs=pairs,
+        splits=SPLITS,
+        rounds=rounds,
+        seed=seed,
+        ks=RELIABILITY_KS,
+        whole=whole,
+    )
+    tables = {
+        name: {
+            "n_items": entry.n_items,
+            "pairs": entry.pairs.as_dict() if entry.pairs is not None else None,
+            "scores": entry.scores.as_dict() if entry.scores is not None else None,
+            "k_rater": entry.k_rater.as_dict() if entry.k_rater is not None else None,
         }
-
-    whole = np.array(["all"] * inputs.n_items, dtype=object)
+        for name, entry in found.items()
+    }
+    study = tables.pop(whole)
     return {
         "question": inputs.primary_question if scores is not None else None,
         "splits": SPLITS,
-        "study": run(whole).get("all"),
-        "by_source": run(np.array(inputs.item_source, dtype=object)),
+        "study": study,
+        "by_source": tables,
     }

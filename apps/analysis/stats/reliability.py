@@ -851,8 +851,13 @@ def by_group(
     draws: int = 200,
     min_items: int = MIN_ITEMS,
     alpha: float = DEFAULT_ALPHA,
+    whole: str | None = None,
 ) -> dict[str, GroupReliability]:
     """Split-half correlations and k-rater reliability for the items of each group code.
+
+    ``whole``: also the whole study under this label, from the same rater splits and the same
+    pair fits (each split's two Bradley-Terry fits are the expensive part, so sharing them
+    halves the cost of asking for the study and its groups).
 
     ``item_group`` holds one code per item (its length is the number of items). Scorecard
     statistics use the group's answers only. The pairs' split-half fits use every pair (an
@@ -863,6 +868,11 @@ def by_group(
     n_items = int(codes.size)
     labels = sorted(set(codes.tolist()))
     members = {label: codes == label for label in labels}
+    if whole is not None:
+        if whole in members:
+            raise ValueError(f"the whole study's label {whole!r} is also a group code")
+        labels.append(whole)
+        members[whole] = np.ones(codes.size, dtype=bool)
     pair_results: dict[str, SplitHalf] = {}
     if pairs is not None:
         left, right, winner_is_left, rater = pairs

@@ -465,3 +465,32 @@ def test_the_k_rater_interval_covers_the_planted_reliability_at_about_95_percent
         covered += at_5.ci_low <= spearman_brown(truth, 5) <= at_5.ci_high
     # Measured 0.933 (140 of 150) with these seeds; Monte Carlo standard error ~0.02.
     assert 0.9 <= covered / studies <= 0.99
+
+
+def test_the_whole_study_beside_its_groups_equals_the_whole_study_alone() -> None:
+    rng = np.random.default_rng(31)
+    n_items, n_raters = 24, 12
+    quality = rng.normal(0, 1, n_items)
+    left = rng.integers(0, n_items, 600)
+    right = (left + rng.integers(1, n_items, 600)) % n_items
+    winner_is_left = rng.random(600) < 1 / (1 + np.exp(quality[right] - quality[left]))
+    rater = rng.integers(0, n_raters, 600)
+    item = np.repeat(np.arange(n_items), n_raters)
+    who = np.tile(np.arange(n_raters), n_items)
+    value = np.round(quality[item] + rng.normal(0, 1, item.size))
+    kwargs = {
+        "scores": (item, who, value),
+        "pairs": (left, right, winner_is_left, rater),
+        "splits": 20,
+        "rounds": 50,
+        "seed": 5,
+    }
+    groups = np.array(["a", "b"] * (n_items // 2))
+    both = by_group(groups, whole="all", **kwargs)
+    alone = by_group(np.array(["all"] * n_items), **kwargs)
+    assert set(both) == {"a", "b", "all"}
+    assert both["all"].pairs == alone["all"].pairs
+    assert both["all"].scores == alone["all"].scores
+    assert both["all"].k_rater == alone["all"].k_rater
+    with pytest.raises(ValueError, match="also a group code"):
+        by_group(groups, whole="a", **kwargs)
