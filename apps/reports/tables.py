@@ -22,6 +22,10 @@ from apps.findings.figures import alpha_level
 RESULT_TABLE_NAMES = (
     "bradley_terry",
     "bradley_terry_by_level",
+    # Which model fitted each board (tie parameter, log-likelihoods) and its ends.
+    "bradley_terry_fit",
+    # "About the same" and "neither" rates of the pairs, where offered.
+    "pair_outcomes",
     "items",
     *(f"groups_{dimension}" for dimension in GROUP_DIMENSIONS),
     "agreement",
@@ -29,6 +33,12 @@ RESULT_TABLE_NAMES = (
     "agreement_per_item",
     "turing",
     "models",
+    # The boards with what raters reward besides humor regressed out.
+    "style_sources",
+    "style_covariates",
+    "style_items",
+    # Would the study give the same order again: split-half and k-rater reliability.
+    "reliability",
     "diagnostics",
     "warnings",
 )
@@ -114,6 +124,8 @@ def _bt_rows(rows: list[dict[str, Any]], meta: dict[str, dict[str, Any]]) -> lis
             row.get("component"),
             row.get("wins"),
             row.get("losses"),
+            # "About the same" answers the item was in (a tie model's studies only; else 0).
+            row.get("ties"),
             # Why an item has no score or rank ("undefeated", "never_won", "not_ranked", ...).
             " ".join(row.get("flags") or []),
             # An undefeated item's lower bound or a never-winning item's upper bound.
@@ -137,6 +149,7 @@ BT_COLUMNS = [
     "component",
     "wins",
     "losses",
+    "ties",
     "flags",
     "bound",
     "bound_side",
@@ -600,6 +613,359 @@ def models_table(document: dict[str, Any], order: Sequence[str] | None = None) -
     return Table("models", MODELS_COLUMNS, rows)
 
 
+BT_FIT_COLUMNS = [
+    "scope_level",
+    "model",
+    "n_judgments",
+    "ties",
+    "tie_param",
+    "tie_param_ci_low",
+    "tie_param_ci_high",
+    "davidson_log_lik",
+    "davidson_aic",
+    "rao_kupper_log_lik",
+    "rao_kupper_aic",
+    "converged",
+    "iterations",
+    "rounds",
+    "disconnected_rounds",
+    "interval",
+    "undefeated",
+    "never_won",
+    "end_bounds",
+    "end_bound_level",
+    "end_bound_cut",
+    "end_bound_simultaneous",
+    "scale_not_identified",
+    "barely_compared",
+]
+
+
+def _bt_fit_row(scope: str, fit: dict[str, Any]) -> list[Any]:
+    tie_models = fit.get("tie_models") or {}
+    return [
+        scope,
+        fit.get("model"),
+        fit.get("n_judgments"),
+        fit.get("ties"),
+        *_interval(fit.get("tie_param"))[:3],
+        _get(tie_models, "davidson", "log_lik"),
+        _get(tie_models, "davidson", "aic"),
+        _get(tie_models, "rao_kupper", "log_lik"),
+        _get(tie_models, "rao_kupper", "aic"),
+        fit.get("converged"),
+        fit.get("iterations"),
+        fit.get("rounds"),
+        fit.get("disconnected_rounds"),
+        fit.get("interval"),
+        fit.get("undefeated"),
+        fit.get("never_won"),
+        fit.get("end_bounds"),
+        _get(fit, "end_bound", "level"),
+        _get(fit, "end_bound", "cut"),
+        _get(fit, "end_bound", "simultaneous"),
+        fit.get("scale_not_identified"),
+        fit.get("barely_compared"),
+    ]
+
+
+def bradley_terry_fit_table(document: dict[str, Any]) -> Table:
+    """One row per board (`all`, then each level): the model that fitted it (plain
+    Bradley-Terry, or Davidson / Rao-Kupper with the tie parameter's bootstrap interval and both
+    tie models' log-likelihood and AIC), and its ends (how many end items have a one-sided bound,
+    at which level and likelihood-ratio cut, simultaneous or not)."""
+    rows = []
+    fit = document.get("bradley_terry_fit")
+    if fit:
+        rows.append(_bt_fit_row("all", fit))
+    by_level = document.get("bradley_terry_fit_by_level") or {}
+    rows += [_bt_fit_row(level, by_level[level]) for level in sorted(by_level)]
+    return Table("bradley_terry_fit", BT_FIT_COLUMNS, rows)
+
+
+PAIR_OUTCOMES = ("tie", "neither")
+PAIR_OUTCOME_COLUMNS = ["outcome", "level", "group", "rate", "ci_low", "ci_high", "n", "count"]
+
+
+def pair_outcomes_table(document: dict[str, Any]) -> Table:
+    """The share of pair judgments answered "about the same" (`tie`) or "neither", per outcome:
+    `level` names the row's scope: `overall` (of all pair judgments), `source` and `background`
+    (of the pairings of a model's items or a group's raters; rater-clustered bootstrap
+    intervals) and `item` (of the item's pairings; Wilson intervals). Only studies that offered
+    those answers have rows."""
+    section = document.get("pair_outcomes") or {}
+    rows: list[list[Any]] = []
+    for outcome in PAIR_OUTCOMES:
+        entry = section.get(outcome)
+        if not entry:
+            continue
+        overall = entry.get("overall")
+        if overall:
+            count = overall.get("count", entry.get("count"))
+            rows.append([outcome, "overall", "", *_interval(overall), count])
+        for level in ("source", "background"):
+            groups = entry.get(f"by_{level}") or {}
+            rows += [
+                [outcome, level, group, *_interval(groups[group]), _get(groups[group], "count")]
+                for group in sorted(groups)
+            ]
+        rows += [
+            [outcome, "item", item["item"], *_interval(item.get("rate")), item.get("count")]
+            for item in entry.get("items") or []
+        ]
+    return Table("pair_outcomes", PAIR_OUTCOME_COLUMNS, rows)
+
+
+STYLE_SOURCE_COLUMNS = [
+    "row",
+    "source",
+    "other",
+    "plain",
+    "plain_ci_low",
+    "plain_ci_high",
+    "controlled",
+    "controlled_ci_low",
+    "controlled_ci_high",
+    # "undefeated", "never_won", "no_pairs", "no_cross_source_pairs" on a source.
+    "flag",
+    # On an order_change row: "flipped", "separation_lost" or "separation_gained".
+    "change",
+    "n_pairs",
+    "n_raters",
+    "interval",
+    "estimand",
+    # Why there are no intervals ("sources_not_connected", too few raters), else empty.
+    "reason",
+]
+
+
+def style_sources_table(document: dict[str, Any]) -> Table:
+    """The sources' Bradley-Terry strengths plain and style-controlled (cluster-robust CR1 Wald
+    t intervals, raters random, items fixed), one `source` row each; then one `order_change`
+    row per pair of sources (`source` a, `other` b) whose separated order flips, appears or
+    disappears when style is controlled."""
+    style = document.get("style_control") or {}
+    if not style:
+        return Table("style_sources", STYLE_SOURCE_COLUMNS, [])
+    common = [
+        style.get("n_pairs"),
+        style.get("n_raters"),
+        _get(style, "interval", "sources"),
+        style.get("estimand"),
+        style.get("reason") or "",
+    ]
+    rows: list[list[Any]] = [
+        [
+            "source",
+            entry.get("source"),
+            "",
+            *_interval(entry.get("plain"))[:3],
+            *_interval(entry.get("controlled"))[:3],
+            entry.get("flag") or "",
+            "",
+            *common,
+        ]
+        for entry in style.get("sources") or []
+    ]
+    rows += [
+        [
+            "order_change",
+            change.get("a"),
+            change.get("b"),
+            *[None] * 6,
+            "",
+            change.get("change"),
+            *common,
+        ]
+        for change in style.get("order_changes") or []
+    ]
+    return Table("style_sources", STYLE_SOURCE_COLUMNS, rows)
+
+
+STYLE_COVARIATE_COLUMNS = ["covariate", "beta", "ci_low", "ci_high", "standardised", "dropped"]
+
+
+def style_covariates_table(document: dict[str, Any]) -> Table:
+    """Every covariate offered to style control, in the order offered: its beta (log-odds per
+    standard deviation when `standardised`, else for having the attribute) with its CR1 Wald t
+    interval, or why it was dropped ("constant", "collinear": no beta)."""
+    style = document.get("style_control") or {}
+    fitted = {entry["name"]: entry for entry in style.get("covariates") or []}
+    dropped = style.get("dropped") or {}
+    names = list(style.get("covariates_offered") or [])
+    names += [name for name in [*fitted, *dropped] if name not in names]
+    rows = []
+    for name in names:
+        entry = fitted.get(name) or {}
+        rows.append(
+            [
+                name,
+                entry.get("beta"),
+                entry.get("ci_low"),
+                entry.get("ci_high"),
+                entry.get("standardised"),
+                dropped.get(name) or "",
+            ]
+        )
+    return Table("style_covariates", STYLE_COVARIATE_COLUMNS, rows)
+
+
+STYLE_ITEM_COLUMNS = [
+    "item",
+    "source",
+    "component",
+    "plain_score",
+    "plain_ci_low",
+    "plain_ci_high",
+    "plain_rank",
+    "controlled_score",
+    "controlled_ci_low",
+    "controlled_ci_high",
+    "controlled_rank",
+    # What was subtracted: beta . (the item's covariates - their mean over its component).
+    "adjustment",
+]
+
+
+def style_items_table(document: dict[str, Any]) -> Table:
+    """Per compared item, its Bradley-Terry score plain and style-controlled (expanded
+    percentile intervals of a rater-clustered bootstrap of both stages), with the ranks each
+    gives within its comparison group."""
+    style = document.get("style_control") or {}
+    meta = _item_meta(document)
+    rows = [
+        [
+            entry["item"],
+            _get(meta, entry["item"], "source"),
+            entry.get("component"),
+            *_interval(entry.get("plain"))[:3],
+            _get(entry, "plain", "rank"),
+            *_interval(entry.get("controlled"))[:3],
+            _get(entry, "controlled", "rank"),
+            entry.get("adjustment"),
+        ]
+        for entry in style.get("items") or []
+    ]
+    return Table("style_items", STYLE_ITEM_COLUMNS, rows)
+
+
+RELIABILITY_COLUMNS = [
+    "scope",
+    "group",
+    "question",
+    "measure",
+    "k",
+    "value",
+    "ci_low",
+    "ci_high",
+    # Split-half: the median and the 2.5% / 97.5% quantiles of the correlation over random
+    # splits of these raters (its spread over splits, not a confidence interval).
+    "median",
+    "split_q025",
+    "split_q975",
+    "spearman_brown",
+    # k-rater: Wong & Paritosh's empirical k-rater reliability, and the items it rests on.
+    "empirical",
+    "empirical_items",
+    "n_items",
+    "n_raters",
+    "n_splits_used",
+    "reason",
+]
+
+
+def _reliability_rows(scope: str, group: str, question: Any, entry: Any) -> list[list[Any]]:
+    if not isinstance(entry, dict):
+        return []
+    rows = []
+    blank = [None] * 7
+    for kind in ("pairs", "scores"):
+        split = entry.get(kind)
+        if not split:
+            continue
+        rows.append(
+            [
+                scope,
+                group,
+                question if kind == "scores" else "",
+                f"split_half_{kind}",
+                None,
+                split.get("mean"),
+                None,
+                None,
+                split.get("median"),
+                split.get("q025"),
+                split.get("q975"),
+                split.get("spearman_brown"),
+                None,
+                None,
+                split.get("n_items_mean"),
+                split.get("n_raters"),
+                split.get("n_splits_used"),
+                split.get("reason") or "",
+            ]
+        )
+    k_rater = entry.get("k_rater")
+    if k_rater:
+        counts = [k_rater.get("n_items"), k_rater.get("n_raters"), None]
+        reason = k_rater.get("reason") or ""
+        rows.append(
+            [
+                scope,
+                group,
+                question,
+                "icc",
+                None,
+                k_rater.get("icc"),
+                k_rater.get("icc_ci_low"),
+                k_rater.get("icc_ci_high"),
+                *blank[:6],
+                *counts,
+                reason,
+            ]
+        )
+        at_mean = k_rater.get("at_mean")
+        for measure, stats in [("k_rater_at_mean", at_mean)] + [
+            ("k_rater", k) for k in k_rater.get("by_k") or []
+        ]:
+            if not stats:
+                continue
+            rows.append(
+                [
+                    scope,
+                    group,
+                    question,
+                    measure,
+                    stats.get("k"),
+                    stats.get("value"),
+                    stats.get("ci_low"),
+                    stats.get("ci_high"),
+                    *blank[:4],
+                    stats.get("empirical"),
+                    stats.get("empirical_items"),
+                    *counts,
+                    reason,
+                ]
+            )
+    return rows
+
+
+def reliability_table(document: dict[str, Any]) -> Table:
+    """Reliability of the board, for the study (`scope` study) and per model (`scope` source):
+    the split-half ranking correlation of pairs and of the primary question's item means (`value`
+    is its mean over random splits, with the split spread and the Spearman-Brown step-up), and
+    the k-rater reliability of the item means: ICC(1) (`k` 1), at the study's mean number of
+    ratings per item and at each k, with rater-clustered bootstrap intervals. A `reason` says
+    why a figure is undefined."""
+    section = document.get("reliability") or {}
+    question = section.get("question") or ""
+    rows = _reliability_rows("study", "", question, section.get("study"))
+    by_source = section.get("by_source") or {}
+    for source in sorted(by_source):
+        rows += _reliability_rows("source", source, question, by_source[source])
+    return Table("reliability", RELIABILITY_COLUMNS, rows)
+
+
 def result_tables(document: dict[str, Any], order: Sequence[str] | None = None) -> list[Table]:
     """Every table of the document, in RESULT_TABLE_NAMES order; `order` is the rubric's
     question order."""
@@ -607,6 +973,8 @@ def result_tables(document: dict[str, Any], order: Sequence[str] | None = None) 
     tables = [
         bradley_terry_table(document),
         bradley_terry_by_level_table(document),
+        bradley_terry_fit_table(document),
+        pair_outcomes_table(document),
         items_table(document),
         *groups,
         agreement_table(document, order),
@@ -614,6 +982,10 @@ def result_tables(document: dict[str, Any], order: Sequence[str] | None = None) 
         agreement_per_item_table(document, order),
         turing_table(document),
         models_table(document, order),
+        style_sources_table(document),
+        style_covariates_table(document),
+        style_items_table(document),
+        reliability_table(document),
         diagnostics_table(document),
         warnings_table(document),
     ]
@@ -631,6 +1003,12 @@ def result_table(document: dict[str, Any], name: str, order: Sequence[str] | Non
     builders = {
         "bradley_terry": lambda: bradley_terry_table(document),
         "bradley_terry_by_level": lambda: bradley_terry_by_level_table(document),
+        "bradley_terry_fit": lambda: bradley_terry_fit_table(document),
+        "pair_outcomes": lambda: pair_outcomes_table(document),
+        "style_sources": lambda: style_sources_table(document),
+        "style_covariates": lambda: style_covariates_table(document),
+        "style_items": lambda: style_items_table(document),
+        "reliability": lambda: reliability_table(document),
         "items": lambda: items_table(document),
         "agreement": lambda: agreement_table(document, order),
         "agreement_by_group": lambda: agreement_by_group_table(document, order),
