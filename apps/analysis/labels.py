@@ -565,7 +565,7 @@ def style_reason_label(reason: str | None) -> str:
             "the sources are not linked by comparisons between them: their strengths share no scale"
         )
     if reason.startswith("fewer than 2 raters"):
-        return _("fewer than 2 raters: a rater-clustered interval needs at least two")
+        return _("there are fewer than 2 raters, and a rater-clustered interval needs two")
     return reason
 
 

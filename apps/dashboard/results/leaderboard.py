@@ -10,6 +10,7 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.translation import gettext as _
 
+from apps.dashboard.results.boards import board_fit, reliability_context, style_context
 from apps.dashboard.results.common import (
     Payload,
     Table,
@@ -109,6 +110,11 @@ def leaderboard_context(request: HttpRequest, study: Study, payload: Payload) ->
             request, study, "leaderboard-by-level" if scope else "leaderboard"
         ),
         "download_source": download_url(request, study, "leaderboard-by-source"),
+        # The model of this level's board; the style-controlled boards and the reliability
+        # are the study's (all levels together).
+        "fit": board_fit(payload, scope),
+        "style": style_context(request, study, payload),
+        "reliability": reliability_context(request, study, payload),
     }
 
 

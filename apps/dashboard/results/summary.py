@@ -8,6 +8,7 @@ carry a type.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest
@@ -149,6 +150,83 @@ def choice_tables(study: Study, payload: Payload) -> list[dict[str, Any]]:
     return tables
 
 
+PAIR_OUTCOME_KINDS = ("tie", "neither")
+
+
+def pair_outcome_block(
+    request: HttpRequest, study: Study, payload: Payload
+) -> dict[str, Any] | None:
+    """The "About the same / Neither" block: per answer offered, its rate over all pair
+    judgments, per model and per rater background (the stored `pair_outcomes`); None when
+    nobody answered either (the document then has no such section)."""
+    section = payload.get("pair_outcomes") or {}
+    kinds = [kind for kind in PAIR_OUTCOME_KINDS if section.get(kind)]
+    if not kinds:
+        return None
+
+    def rows(key: str, dimension: str) -> list[dict[str, Any]]:
+        names = {name for kind in kinds for name in section[kind].get(key) or {}}
+        return [
+            {
+                "name": name,
+                "label": group_label(name, dimension),
+                "cells": [(section[kind].get(key) or {}).get(name) for kind in kinds],
+            }
+            for name in group_order(names, dimension)
+        ]
+
+    return {
+        "judgments": section.get("judgments") or 0,
+        "kinds": [
+            {
+                "kind": kind,
+                "label": labels.pair_outcome_label(kind),
+                "count": section[kind].get("count") or 0,
+                "overall": section[kind].get("overall"),
+            }
+            for kind in kinds
+        ],
+        "by_source": rows("by_source", "source"),
+        "by_background": rows("by_background", "background"),
+        "download": download_url(request, study, "pair-outcomes"),
+    }
+
+
+def pair_outcomes_csv(payload: Payload) -> Table:
+    """Per answer ("tie", "neither"): the overall rate, then per source, per background and
+    per item, each with its count, its denominator and its interval."""
+    header = ["outcome", "scope", "group", "count", "n", "rate", "ci_low", "ci_high"]
+    section = payload.get("pair_outcomes") or {}
+    rows: list[list[Any]] = []
+
+    def cells(stats: Mapping[str, Any] | None, count: Any = None) -> list[Any]:
+        stats = stats or {}
+        return [
+            stats.get("count") if count is None else count,
+            stats.get("n"),
+            stats.get("value"),
+            stats.get("ci_low"),
+            stats.get("ci_high"),
+        ]
+
+    for kind in PAIR_OUTCOME_KINDS:
+        entry = section.get(kind)
+        if not entry:
+            continue
+        rows.append([kind, "overall", "all", *cells(entry.get("overall"))])
+        for key, dimension in (("by_source", "source"), ("by_background", "background")):
+            table = entry.get(key) or {}
+            rows += [
+                [kind, dimension, name, *cells(table[name])]
+                for name in group_order(table, dimension)
+            ]
+        rows += [
+            [kind, "item", row["item"], *cells(row.get("rate"), row.get("count"))]
+            for row in entry.get("items") or []
+        ]
+    return header, rows
+
+
 def summary_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
     questions = load_questions(study, payload)
     humor = humor_rubric(study)
@@ -198,6 +276,7 @@ def summary_context(request: HttpRequest, study: Study, payload: Payload) -> dic
         "not_understood": not_understood_tables(payload),
         "choices": choice_tables(study, payload),
         "counts": payload.get("counts") or {},
+        "pair_outcomes": pair_outcome_block(request, study, payload),
         "download": download_url(request, study, "summary"),
     }
 

@@ -33,6 +33,12 @@ from apps.dashboard.results.agreement import (
     agreement_groups_csv,
     cross_group_csv,
 )
+from apps.dashboard.results.boards import (
+    reliability_csv,
+    style_covariates_csv,
+    style_items_csv,
+    style_sources_csv,
+)
 from apps.dashboard.results.common import (
     SECTIONS,
     Payload,
@@ -56,7 +62,7 @@ from apps.dashboard.results.quality import (
     rater_quality_csv,
 )
 from apps.dashboard.results.safety import safety_context, safety_csv
-from apps.dashboard.results.summary import summary_context, summary_csv
+from apps.dashboard.results.summary import pair_outcomes_csv, summary_context, summary_csv
 from apps.dashboard.results.turing import turing_context, turing_csv
 from apps.findings.document import has_evidence_view, shown_document
 from apps.reports.writers import headline_comparison
@@ -76,6 +82,11 @@ def _csv_table(name: str, study: Study, payload: Payload) -> Table | None:
         "turing": turing_csv,
         "fatigue": fatigue_csv,
         "position-bias": position_csv,
+        "style-sources": style_sources_csv,
+        "style-covariates": style_covariates_csv,
+        "style-items": style_items_csv,
+        "reliability": reliability_csv,
+        "pair-outcomes": pair_outcomes_csv,
     }
     if name in simple:
         return simple[name](payload)
@@ -99,6 +110,11 @@ CSV_NAMES = [
     "leaderboard",
     "leaderboard-by-level",
     "leaderboard-by-source",
+    "style-sources",
+    "style-covariates",
+    "style-items",
+    "reliability",
+    "pair-outcomes",
     "items",
     "agreement",
     "agreement-by-group",
