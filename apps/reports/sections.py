@@ -204,6 +204,18 @@ def sample(document: Payload, *, humor: bool) -> dict[str, Any]:
             (_("Scorecard answers"), counts.get("score_answers")),
             (_("Pair judgments"), counts.get("pair_judgments")),
             (_("Turing judgments"), counts.get("turing_judgments")),
+            # Pair answers that are not a side, where the study offered them (not counted in
+            # the pair judgments above, which are decisive).
+            *(
+                [(_("Pairs answered “about the same”"), counts.get("pair_ties"))]
+                if (document.get("pair_outcomes") or {}).get("tie")
+                else []
+            ),
+            *(
+                [(_("Pairs answered “neither”"), counts.get("pair_neither"))]
+                if (document.get("pair_outcomes") or {}).get("neither")
+                else []
+            ),
         ],
         "by_background": split("background", "n_raters"),
         "by_level": split("level", "n_items"),

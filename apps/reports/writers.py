@@ -31,7 +31,9 @@ from apps.findings.answer import study_answer
 from apps.findings.document import default_items_view, items_left_out, shown_document
 from apps.findings.estimands import estimand_label, group_estimand, group_means
 from apps.findings.figures import alpha_level, group_order
+from apps.reports import boards as board_sections
 from apps.reports import sections
+from apps.reports.formats import DASH, fmt, fmt_interval, fmt_percent
 from apps.reports.tables import (
     PROVENANCE,
     Table,
@@ -206,52 +208,10 @@ class ReportStudy:
     screening: dict[str, Any] | None = None
 
 
-DASH = "—"
 LEADERBOARD_SIZE = 10
 # Items named in a list of the report; the rest are counted (the exports list them all).
 NAMED_ITEMS = 50
 SNIPPET_CHARS = 90
-
-
-def fmt(value: Any, digits: int = 2) -> str:
-    if value is None:
-        return DASH
-    if isinstance(value, bool):
-        return _("yes") if value else _("no")
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        # The pages' rounding (apps/dashboard/charts.py::fmt), so a figure reads the same in the
-        # report: fixed decimals, no "-0.00", a dash for a number that is not finite.
-        return charts.fmt(value, digits)
-    return str(value)
-
-
-def fmt_interval(stats: Any, digits: int = 2) -> str:
-    """`3.50 [2.95, 4.10]`: the estimate and its bootstrap interval.
-
-    The space inside the brackets does not break, so a narrow column wraps the interval as a
-    whole under the estimate.
-    """
-    if not isinstance(stats, dict) or stats.get("value") is None:
-        return DASH
-    low, high = stats.get("ci_low"), stats.get("ci_high")
-    if low is None or high is None:
-        return fmt(stats["value"], digits)
-    return f"{fmt(stats['value'], digits)} [{fmt(low, digits)},\u00a0{fmt(high, digits)}]"
-
-
-def fmt_percent(stats: Any) -> str:
-    """`65.1% [59.3, 71.1]` for a proportion."""
-    if not isinstance(stats, dict) or stats.get("value") is None:
-        return DASH
-    scaled = {
-        key: (None if stats.get(key) is None else 100 * stats[key])
-        for key in ("value", "ci_low", "ci_high")
-    }
-    text = fmt_interval(scaled, 1)
-    head, _, tail = text.partition(" ")
-    return f"{head}%" + (f" {tail}" if tail else "")
 
 
 def _snippet(text: str) -> str:
@@ -375,13 +335,24 @@ def _leaderboards(
                     "humor_type": labels.humor_type_label(item["humor_type"])
                     if "humor_type" in item
                     else DASH,
-                    "score": fmt_interval(
+                    # An item that won (lost) every comparison: its one-sided bound.
+                    "score": board_sections.bound_text(row)
+                    if row.get("bound") is not None
+                    else fmt_interval(
                         {
                             "value": row.get("score"),
                             "ci_low": row.get("ci_low"),
                             "ci_high": row.get("ci_high"),
                         }
                     ),
+                    "bound_side": row.get("bound_side") or "",
+                    # Won or lost everything without a bound (none exists there): said so.
+                    "end": next(
+                        (f for f in ("undefeated", "never_won") if f in (row.get("flags") or [])),
+                        "",
+                    ),
+                    # Held by the fit's ridge, not measured: shown, not ranked.
+                    "scale_not_identified": "scale_not_identified" in (row.get("flags") or []),
                     "component": fmt(row.get("component")),
                     "primary": fmt_interval(stats),
                 }
@@ -889,6 +860,10 @@ def report_context(
         "exclusions": _exclusions(document, primary),
         "choice_shares": _choice_shares(summary_document, questions),
         "not_understood": _not_understood(summary_document),
+        "pair_board": board_sections.pair_board(summary_document, humor=humor),
+        "pair_outcomes": board_sections.pair_outcomes(summary_document),
+        "style_control": board_sections.style_control(summary_document),
+        "reliability": board_sections.reliability(summary_document),
         "provenance": [(key, fmt(value, 4)) for key, value in provenance.rows],
         "figures": sections.report_figures(
             summary_document, rubric=[(q.name, q.kind) for q in questions], humor=humor
