@@ -61,6 +61,12 @@ RESULT_CSVS = {
     "position-bias",
     "rater-quality",
     "safety",
+    "style-sources",
+    "style-covariates",
+    "style-items",
+    "reliability",
+    # The jokes demo's pairs hold ties and "neither".
+    "pair-outcomes",
 }
 # The researcher's interface is English: the files with words in them are the English ones.
 EXPORT_FILES = {

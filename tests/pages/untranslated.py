@@ -35,6 +35,10 @@ NAMES = {
     "prolific",
     "pearson",
     "spearman",
+    # The tie models of the pair board (Davidson 1970, Rao & Kupper 1967).
+    "davidson",
+    "rao",
+    "kupper",
     "fisher",
     "mcfadden",
     "csv",

@@ -494,3 +494,27 @@ def test_the_whole_study_beside_its_groups_equals_the_whole_study_alone() -> Non
     assert both["all"].k_rater == alone["all"].k_rater
     with pytest.raises(ValueError, match="also a group code"):
         by_group(groups, whole="a", **kwargs)
+
+
+def test_the_batched_half_fits_equal_one_bt_fit_per_half() -> None:
+    """Many small topics, as a real study's pairs: the batched solve gives bt_fit's scores."""
+    from apps.analysis.stats.bradley_terry import bt_fit
+    from apps.analysis.stats.reliability import _half_components, _half_fits, _half_masks
+
+    rng = np.random.default_rng(41)
+    n_items, n_raters, n = 60, 16, 900
+    topic = np.arange(n_items) // 4  # 15 topics of 4
+    quality = rng.normal(0, 1, n_items)
+    left = rng.integers(0, n_items, n)
+    right = topic[left] * 4 + (left % 4 + rng.integers(1, 4, n)) % 4
+    left_won = rng.random(n) < 1 / (1 + np.exp(quality[right] - quality[left]))
+    winners, losers = np.where(left_won, left, right), np.where(left_won, right, left)
+    rater = rng.integers(0, n_raters, n)
+    halves = _half_masks(np.random.default_rng(3), n_raters, 7)
+    scores_a, scores_b = _half_fits(winners, losers, rater, n_items, halves, alpha=1e-3)
+    for s in range(7):
+        for side, batched in ((halves[s][rater], scores_a[s]), (~halves[s][rater], scores_b[s])):
+            alone = bt_fit(winners[side], losers[side], n_items, alpha=1e-3)
+            _, labels = _half_components(winners[side], losers[side], n_items)
+            np.testing.assert_array_equal(labels, alone.component)
+            np.testing.assert_allclose(batched, alone.scores, atol=1e-5)
