@@ -564,7 +564,8 @@ def style_reason_label(reason: str | None) -> str:
         return _(
             "the sources are not linked by comparisons between them: their strengths share no scale"
         )
-    if reason.startswith("fewer than 2 raters"):
+    # Results stored before the code was a code held the sentence.
+    if reason == "too_few_raters" or reason.startswith("fewer than 2 raters"):
         return _("there are fewer than 2 raters, and a rater-clustered interval needs two")
     return reason
 

@@ -73,7 +73,7 @@ thousands of comparisons and a dozen parameters the extra factor is ~1.001. Inte
 Wald intervals, estimate +- t_{G-1} quantile x robust standard error (the t reference with
 G - 1 degrees of freedom, as Stata does with CR1, is safer than the normal one with a few dozen
 raters). With fewer than two raters there is no cluster-robust variance: every interval is nan
-and ``reason`` says why.
+and ``reason`` says why (``"too_few_raters"``).
 
 Estimand: the population value of the fit when the raters are drawn again and the items are
 the study's (raters random, items fixed: "these jokes"), unlike the model comparison's
@@ -550,7 +550,8 @@ def _check_level(level: float) -> None:
 def _fit_sources(d: _Design, level: float) -> StyleFit:
     reason = None
     if d.n_clusters < 2:
-        reason = "fewer than 2 raters: a rater-clustered variance needs at least two"
+        # A rater-clustered variance needs at least two raters.
+        reason = "too_few_raters"
         q = math.nan
     else:
         q = float(stdtrit(d.n_clusters - 1, 0.5 + level / 2.0))
