@@ -936,7 +936,7 @@ def _reliability_rows(scope: str, group: str, question: Any, entry: Any) -> list
                     group,
                     question,
                     measure,
-                    stats.get("k"),
+                    _whole(stats.get("k")),
                     stats.get("value"),
                     stats.get("ci_low"),
                     stats.get("ci_high"),
@@ -948,6 +948,11 @@ def _reliability_rows(scope: str, group: str, question: Any, entry: Any) -> list
                 ]
             )
     return rows
+
+
+def _whole(value: Any) -> Any:
+    """A k of raters as a whole number where it is one (3, not 3.0), in every format alike."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def reliability_table(document: dict[str, Any]) -> Table:

@@ -17,8 +17,11 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-# A number as a reader sees it: not part of an identifier ("j001", "laughter-7b") or a hash.
-NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
+# A number as a reader sees it: not part of an identifier ("j001", "laughter-7b"), a hash or a
+# version ("1.2.3"); one that ends a sentence ("lost every comparison: 6.") is a number.
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?!\w|\.\d)")
+# Elements whose text is a cell of its own: read apart from the next one, as on the screen.
+CELLS = {"td", "th", "dt", "dd", "li"}
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 HIDDEN = {"script", "style", "template", "svg", "title"}
 AMBIGUOUS = object()
@@ -101,7 +104,23 @@ class _Reader(HTMLParser):
             # The estimand named under a column's header is not part of the column's name.
             note = self.in_head and "estimand" in attrs.get("class", "").split()
             if self.stack and not note:
-                self.stack[-1][2].append("".join(parts))
+                inner = "".join(parts)
+                siblings = self.stack[-1][2]
+                # A number at the edge of an element is read apart from its neighbour's text
+                # ("0.39" and a spread "0.18 to 0.58" or "各分半间 …" on its own line): two
+                # numbers, or a number and a word, never one run of characters.
+                previous = siblings[-1] if siblings else ""
+                if (
+                    previous
+                    and inner
+                    and not previous[-1].isspace()
+                    and not inner[0].isspace()
+                    and (previous[-1].isdigit() or re.match(r"-?\d", inner))
+                ):
+                    siblings.append(" ")
+                siblings.append(inner)
+                if top in CELLS:
+                    siblings.append(" ")
             if top in HIDDEN:
                 self.hidden -= 1
             self._closed(top, attrs, text)

@@ -29,6 +29,7 @@ from django.utils.translation import gettext
 from apps.analysis import labels
 from apps.analysis.stats.inputs import Thresholds
 from apps.analysis.stats.report import GROUP_DIMENSIONS, RATER_DIMENSIONS
+from apps.dashboard.results.boards import STYLE_ITEMS_SHOWN
 from apps.dashboard.results.common import load_questions
 from apps.findings.charts import fmt_p
 from apps.reports import services, writers
@@ -86,6 +87,9 @@ class Marked:
     key: str
     text: str
     parts: tuple[str, ...] = ()
+    # Counts by default; a rate or a correlation says its decimals (and percent).
+    pct: bool = False
+    digits: int = 0
 
 
 @dataclass(frozen=True)
@@ -306,6 +310,14 @@ def figures(ctx: Ctx) -> Iterator[Figure]:
                 _as_parts(row.get("rank")),
                 p,
             )
+            if row.get("bound") is not None:
+                # An item that won (lost) every comparison: at least (most) this strong.
+                yield Figure(
+                    "bt.bound",
+                    ("bradley_terry", scope, row["item"], "bound"),
+                    {"value": row["bound"]},
+                    {**p, "side": row.get("bound_side")},
+                )
         # Per source, the plain mean of its items' stored scores (with the best and the worst).
         sources = {item["item"]: item.get("source", "") for item in doc.get("items") or []}
         scores: dict[str, list[float]] = {}
@@ -512,6 +524,7 @@ def figures(ctx: Ctx) -> Iterator[Figure]:
                     {"value": a_mean["value"] - b_mean["value"]},
                     {**p, "part": "change"},
                 )
+    yield from _board_figures(ctx)
     for warning in doc.get("warnings") or []:
         yield Figure(
             "warning",
@@ -536,6 +549,153 @@ def _threshold(doc: dict[str, Any], code: str, default: float) -> float:
 def _headline(entry: dict[str, Any]) -> str:
     alphas = entry.get("krippendorff_alpha") or {}
     return str(entry.get("alpha_level") or ("ordinal" if "ordinal" in alphas else "nominal"))
+
+
+def _board_figures(ctx: Ctx) -> Iterator[Figure]:
+    """The pair board's figures: the model of each board (tie parameter, both tie models'
+    log-likelihoods) and its ends, the "about the same" and "neither" rates, the style-controlled
+    boards and the reliability of the board."""
+    doc = ctx.document
+    fits = [("", doc.get("bradley_terry_fit") or {})]
+    fits += sorted((doc.get("bradley_terry_fit_by_level") or {}).items())
+    ends = any(
+        (fit.get("undefeated") or 0) + (fit.get("never_won") or 0)
+        or fit.get("scale_not_identified")
+        for _scope, fit in fits
+    )
+    for scope, fit in fits:
+        if not fit.get("model"):
+            continue
+        p = {"scope": scope, "model": fit["model"], "any_ends": ends}
+        base = ("bradley_terry_fit", scope or "all")
+        tie_param = fit.get("tie_param") or {}
+        if tie_param.get("value") is not None:
+            yield Figure("fit.tie_param", (*base, "tie_param"), tie_param, p)
+        for name, entry in sorted((fit.get("tie_models") or {}).items()):
+            yield Figure(
+                "fit.log_lik", (*base, name), {"value": entry.get("log_lik")}, {**p, "tie": name}
+            )
+        for count in ("undefeated", "never_won", "end_bounds", "scale_not_identified"):
+            yield Figure(
+                "fit.ends", (*base, count), _as_parts(fit.get(count) or 0), {**p, "count": count}
+            )
+    outcomes = doc.get("pair_outcomes") or {}
+    kinds = [kind for kind in ("tie", "neither") if outcomes.get(kind)]
+    for kind in kinds:
+        entry = outcomes[kind]
+        p = {"kind": kind, "kinds": kinds}
+        yield Figure(
+            "pair_outcome",
+            ("pair_outcomes", kind, "overall"),
+            entry["overall"],
+            {**p, "level": "overall", "name": ""},
+        )
+        for level in ("source", "background"):
+            for name, stats in sorted((entry.get(f"by_{level}") or {}).items()):
+                yield Figure(
+                    "pair_outcome",
+                    ("pair_outcomes", kind, level, name),
+                    stats,
+                    {**p, "level": level, "name": name},
+                )
+        for row in entry.get("items") or []:
+            yield Figure(
+                "pair_outcome.item",
+                ("pair_outcomes", kind, "item", row["item"]),
+                {**row["rate"], "count": row.get("count")},
+                {**p, "level": "item", "name": row["item"]},
+            )
+    style = doc.get("style_control") or {}
+    for entry in style.get("sources") or []:
+        for board in ("plain", "controlled"):
+            yield Figure(
+                "style.source",
+                ("style_control", "sources", entry["source"], board),
+                entry.get(board) or {},
+                {"source": entry["source"], "board": board},
+            )
+    for entry in style.get("covariates") or []:
+        value = {
+            "value": entry.get("beta"),
+            "ci_low": entry.get("ci_low"),
+            "ci_high": entry.get("ci_high"),
+        }
+        yield Figure(
+            "style.beta",
+            ("style_control", "covariates", entry["name"]),
+            value,
+            {"name": entry["name"]},
+        )
+    shown = {row["item"] for row in _page_style_items(style)}
+    for entry in style.get("items") or []:
+        for board in ("plain", "controlled"):
+            yield Figure(
+                "style.item",
+                ("style_control", "items", entry["item"], board),
+                entry.get(board) or {},
+                {"item": entry["item"], "board": board, "on_page": entry["item"] in shown},
+            )
+    if style.get("items") is not None:
+        yield Figure(
+            "style.item_order_changes",
+            ("style_control", "item_order_changes"),
+            _as_parts(style.get("item_order_changes") or 0),
+        )
+    reliability = doc.get("reliability") or {}
+    groups = [("all", "study", "", reliability.get("study"))]
+    groups += [
+        (name, "source", name, entry)
+        for name, entry in sorted((reliability.get("by_source") or {}).items())
+    ]
+    for key, scope, group, entry in groups:
+        if not entry:
+            continue
+        p = {"key": key, "scope": scope, "group": group, "n_items": entry.get("n_items")}
+        base = ("reliability", key)
+        for kind in ("pairs", "scores"):
+            split = entry.get(kind) or {}
+            if split.get("reason") or split.get("mean") is None:
+                continue
+            spread = {
+                "value": split["mean"],
+                "ci_low": split.get("q025"),
+                "ci_high": split.get("q975"),
+            }
+            yield Figure("reliability.split", (*base, kind), spread, {**p, "kind": kind})
+            yield Figure(
+                "reliability.spearman_brown",
+                (*base, kind, "spearman_brown"),
+                {"value": split.get("spearman_brown")},
+                {**p, "kind": kind},
+            )
+        k_rater = entry.get("k_rater") or {}
+        if k_rater.get("reason") or k_rater.get("icc") is None:
+            continue
+        icc = {
+            "value": k_rater["icc"],
+            "ci_low": k_rater.get("icc_ci_low"),
+            "ci_high": k_rater.get("icc_ci_high"),
+        }
+        yield Figure("reliability.icc", (*base, "icc"), icc, p)
+        yield Figure("reliability.at_mean", (*base, "at_mean"), k_rater.get("at_mean") or {}, p)
+        for row in k_rater.get("by_k") or []:
+            yield Figure("reliability.k", (*base, "k", row.get("k")), row, {**p, "k": row.get("k")})
+
+
+def _page_style_items(style: dict[str, Any]) -> list[dict[str, Any]]:
+    """The items the leaderboard page lists under the style-controlled boards: the controlled
+    board's order (comparison group, rank, score), the first STYLE_ITEMS_SHOWN."""
+    ordered = sorted(
+        style.get("items") or [],
+        key=lambda row: (
+            row.get("component") or 0,
+            (row.get("controlled") or {}).get("rank") is None,
+            (row.get("controlled") or {}).get("rank") or 0,
+            -((row.get("controlled") or {}).get("value") or 0.0),
+            row["item"],
+        ),
+    )
+    return ordered[:STYLE_ITEMS_SHOWN]
 
 
 # --- the mapping: which output shows which figure ------------------------------------------------
@@ -1296,10 +1456,34 @@ COUNT_LABELS = {
 }
 
 
+# Pair answers that pick no side: the report's sample and the summary's block count them where
+# the study's raters gave them.
+PAIR_ANSWER_COUNTS = {
+    "pair_ties": ("tie", "Pairs answered “about the same”"),
+    "pair_neither": ("neither", "Pairs answered “neither”"),
+}
+
+
 def _count_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     key = f.params["key"]
     label = COUNT_LABELS.get(key)
     shown = "the pages and the report show the numbers of items, raters and judgments"
+    if key in PAIR_ANSWER_COUNTS:
+        kind, report_label = PAIR_ANSWER_COUNTS[key]
+        given = bool(f.value["value"])
+        none = Omit("nobody gave this answer: the study shows no such count")
+        return {
+            "page": Marked("summary", "outcome", kind, labels.pair_outcome_label(kind), ("value",))
+            if given
+            else none,
+            "report": Cell("report", "Sample", "", report_label, "value", ("value",))
+            if given
+            else none,
+            "export": Data("export", "provenance", {"key": f"count_{key}"}, ("value",), ("value",)),
+            "csv": Omit(
+                "the pages' downloads are tables of results; the counts travel in provenance"
+            ),
+        }
     return {
         "page": Cell("summary", "Results summary", "", label, "value", ("value",))
         if label
@@ -1518,6 +1702,311 @@ def _exclusion_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     }
 
 
+# The exports page's one-table CSVs are the export's tables: all items, whatever the view.
+EXPORT_TABLES_ALL_ITEMS = "the exports page's table holds all items (the JSON has both documents)"
+
+
+def _fit_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    """The model of each board and its ends: the sentence under the leaderboard's title, the
+    report's tables of the pair board, and the bradley_terry_fit table (the exports page links
+    it as one CSV; the leaderboard's own downloads are its rows)."""
+    p = f.params
+    scope = p["scope"]
+    where = {"scope_level": scope or "all"}
+    page_out = f"leaderboard:{scope}"
+    row = ("data-board", scope or "all")
+    if f.family == "fit.tie_param":
+        page: Place = Element(page_out, "board-fit")
+        report: Place = Cell(
+            "report", "The model of each board", "Board", row, "Tie parameter [95% CI]"
+        )
+        columns: tuple[str, ...] = ("tie_param", "tie_param_ci_low", "tie_param_ci_high")
+        parts: tuple[str, ...] = INTERVAL
+    elif f.family == "fit.log_lik":
+        page = Element(page_out, "board-fit", ("value",))
+        column = gettext("Log-likelihood, %(model)s") % {"model": labels.tie_model_label(p["tie"])}
+        report = Cell("report", "The model of each board", "Board", row, column, ("value",))
+        columns, parts = (f"{p['tie']}_log_lik",), ("value",)
+    else:
+        count = p["count"]
+        page = (
+            Element(page_out, "board-ends", ("value",))
+            if f.value["value"]
+            else Omit("the sentence under the title names the counts that are not 0")
+        )
+        column = {
+            "undefeated": "Undefeated",
+            "never_won": "Never won",
+            "end_bounds": "With a one-sided bound",
+            "scale_not_identified": "Not placed on the scale",
+        }[count]
+        report = (
+            Cell("report", "The ends of each board", "Board", row, column, ("value",))
+            if p["any_ends"]
+            else Omit("no board has an end: the report says nothing of ends")
+        )
+        columns, parts = (count,), ("value",)
+    return {
+        "page": page,
+        "report": report,
+        "export": Data("export", "bradley_terry_fit", where, columns, parts),
+        "csv": Data("direct:bradley_terry_fit", "bradley_terry_fit", where, columns, parts)
+        if ctx.view == "all"
+        else Omit(EXPORT_TABLES_ALL_ITEMS),
+    }
+
+
+def _bt_bound_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    """An end item's one-sided bound: where the leaderboard shows its score, in the report's
+    leaderboard (top ten) and its list of bounded end items, and the bound column."""
+    scope, item, position = f.params["scope"], f.params["item"], f.params["position"]
+    by_level = bool(ctx.document.get("bradley_terry_by_level"))
+    in_report = position < writers.LEADERBOARD_SIZE and (bool(scope) or not by_level)
+    table = "bradley_terry_by_level" if scope else "bradley_terry"
+    where = {"scope_level": scope, "item": item} if scope else {"item": item}
+    return {
+        "page": Cell(
+            f"leaderboard:{scope}",
+            "All scored items",
+            "Rank",
+            ("data-item", item),
+            "Score [95% CI]",
+            ("value",),
+        ),
+        "report": Cell(
+            "report", ctx.level(scope) if scope else "all levels", "#", item, "BT score", ("value",)
+        )
+        if in_report
+        else Omit(f"the report lists the top {writers.LEADERBOARD_SIZE} of each level"),
+        "report:ends": Cell(
+            "report",
+            "The ends of each board",
+            "Item",
+            ("data-item", item),
+            "One-sided bound",
+            ("value",),
+        )
+        if bool(scope) or not by_level
+        else Omit("the report lists the bounded items of the boards it shows, each level's"),
+        "export": Data("export", table, where, ("bound",), ("value",)),
+        "csv": Data(f"direct:{table}", table, where, ("bound",), ("value",))
+        if ctx.view == "all"
+        else Omit(EXPORT_TABLES_ALL_ITEMS),
+    }
+
+
+def _pair_outcome_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    """A rate of "about the same" or "neither": the summary page's block, the report's table of
+    the pair board, the pair_outcomes table and the summary's pair-outcomes download."""
+    p = f.params
+    kind, level, name = p["kind"], p["level"], p["name"]
+    label = labels.pair_outcome_label(kind)
+    counts = ("count", "n")
+    parts = (*INTERVAL, "n", "count")
+    export = Data(
+        "export",
+        "pair_outcomes",
+        {"outcome": kind, "level": level, "group": name},
+        ("rate", "ci_low", "ci_high", "n", "count"),
+        parts,
+    )
+    csv_place = Data(
+        "csv:pair-outcomes",
+        "pair-outcomes",
+        {"outcome": kind, "scope": level, "group": name or "all"},
+        ("rate", "ci_low", "ci_high", "n", "count"),
+        parts,
+    )
+    if level == "item":
+        return {
+            "page": Omit(
+                "the summary gives the rates per model and background; the download every item's"
+            ),
+            "report": Omit(NOT_IN_REPORT_ITEMS),
+            "export": export,
+            "csv": csv_place,
+        }
+    heading = " / ".join(labels.pair_outcome_label(k) for k in p["kinds"])
+    column = gettext("%(answer)s [95%% CI]") % {"answer": label}
+    row = (
+        gettext("All judgments")
+        if level == "overall"
+        else labels.source_label(name)
+        if level == "source"
+        else labels.background_label(name)
+    )
+    report_heading = "“About the same” and “neither”"
+    out: dict[str, Place] = {
+        "report": Cell("report", report_heading, "Group", row, column, INTERVAL, True),
+        "report:count": Cell("report", report_heading, "Group", row, column, counts),
+        "export": export,
+        "csv": csv_place,
+    }
+    if level == "overall":
+        # A sentence: "About the same: 197 of 1200 pair judgments, 16.4% [...]" (in Chinese
+        # the total comes first), so the count and the total are looked for one by one.
+        out["page"] = Marked("summary", "outcome", kind, label, INTERVAL, True, 1)
+        out["page:count"] = Marked("summary", "outcome", kind, label, ("count",))
+        out["page:n"] = Marked("summary", "outcome", kind, label, ("n",))
+    else:
+        page_row = (f"data-{level}", name)
+        out["page"] = Cell("summary", heading, "Group", page_row, label, INTERVAL, True)
+        out["page:count"] = Cell("summary", heading, "Group", page_row, label, counts)
+    return out
+
+
+def _style_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    """The style-controlled boards: the leaderboard page's section, the report's, and the
+    style_* tables of the exports and their downloads."""
+    p = f.params
+    if f.family == "style.source":
+        source, board = p["source"], p["board"]
+        row = ("data-source", source)
+        columns = (board, f"{board}_ci_low", f"{board}_ci_high")
+        return {
+            "page": Cell(
+                "leaderboard:",
+                "Sources",
+                "Source",
+                row,
+                "Plain [95% CI]" if board == "plain" else "Style-controlled [95% CI]",
+            ),
+            "report": Cell(
+                "report",
+                "Sources, plain and style-controlled",
+                "Source",
+                row,
+                "Plain Bradley-Terry [95% CI]" if board == "plain" else "Style-controlled [95% CI]",
+            ),
+            "export": Data("export", "style_sources", {"row": "source", "source": source}, columns),
+            "csv": Data("csv:style-sources", "style-sources", {"source": source}, columns),
+        }
+    if f.family == "style.beta":
+        row = ("data-covariate", p["name"])
+        columns = ("beta", "ci_low", "ci_high")
+        return {
+            "page": Cell("leaderboard:", "Covariates", "Covariate", row, "Effect [95% CI]"),
+            "report": Cell(
+                "report",
+                "What raters reward besides humor",
+                "Covariate",
+                row,
+                "Beta (log-odds) [95% CI]",
+            ),
+            "export": Data("export", "style_covariates", {"covariate": p["name"]}, columns),
+            "csv": Data(
+                "csv:style-covariates", "style-covariates", {"covariate": p["name"]}, columns
+            ),
+        }
+    if f.family == "style.item_order_changes":
+        counted = "a count of the pairs of style_items rows whose separated order changes"
+        # The page's sentence carries the count as data-count (none changes: in words).
+        count = f.value["value"]
+        return {
+            "page": Marked("leaderboard:", "count", str(count), "", ("value",) if count else ()),
+            "report": Element("report", "style-item-changes", ("value",)),
+            "export": Omit(counted),
+            "csv": Omit(counted),
+        }
+    item, board = p["item"], p["board"]
+    prefix = "plain" if board == "plain" else "controlled"
+    columns = (f"{prefix}_score", f"{prefix}_ci_low", f"{prefix}_ci_high", f"{prefix}_rank")
+    parts = (*INTERVAL, "rank")
+    return {
+        "page": Cell(
+            "leaderboard:",
+            "Items",
+            "Item",
+            ("data-item", item),
+            "Plain [95% CI]" if board == "plain" else "Style-controlled [95% CI]",
+        )
+        if p["on_page"]
+        else Omit(f"the page lists the first {STYLE_ITEMS_SHOWN} items of the controlled board"),
+        "report": Omit(NOT_IN_REPORT_ITEMS),
+        "export": Data("export", "style_items", {"item": item}, columns, parts),
+        "csv": Data("csv:style-items", "style-items", {"item": item}, columns, parts),
+    }
+
+
+def _reliability_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
+    """The reliability of the board: the leaderboard page's tables (rows marked by group), the
+    report's, the reliability table and the page's reliability download."""
+    p = f.params
+    key, scope, group = p["key"], p["scope"], p["group"]
+    label = gettext("All items") if key == "all" else labels.source_label(key)
+    report_row = ("data-group", key)
+    where = {"scope": scope, "group": group}
+    csv_where = {"group": key}
+    if f.family in ("reliability.split", "reliability.spearman_brown"):
+        kind = p["kind"]
+        measure = f"split_half_{kind}"
+        if f.family == "reliability.split":
+            parts: tuple[str, ...] = INTERVAL
+            columns: tuple[str, ...] = ("value", "split_q025", "split_q975")
+            csv_columns: tuple[str, ...] = ("value", "spread_q025", "spread_q975")
+            column = (
+                "Split-half, pairs (middle 95% of splits)"
+                if kind == "pairs"
+                else "Split-half, item means (middle 95% of splits)"
+            )
+        else:
+            parts, columns = ("value",), ("spearman_brown",)
+            csv_columns = columns
+            column = "Spearman-Brown, pairs" if kind == "pairs" else "Spearman-Brown, item means"
+        return {
+            "page": Marked("leaderboard:", "group", key, label, parts, digits=2),
+            "report": Cell(
+                "report", "Reliability of the board", "Source", report_row, column, parts
+            ),
+            "export": Data("export", "reliability", {**where, "measure": measure}, columns, parts),
+            "csv": Data(
+                "csv:reliability",
+                "reliability",
+                {**csv_where, "statistic": measure},
+                csv_columns,
+                parts,
+            ),
+        }
+    columns = ("value", "ci_low", "ci_high")
+    if f.family == "reliability.icc":
+        measure, column = "icc", "ICC(1) [95% CI]"
+        extra: dict[str, Any] = {}
+    elif f.family == "reliability.at_mean":
+        measure, column = "k_rater_at_mean", "Mean of k raters [95% CI]"
+        extra = {}
+    else:
+        measure, column, extra = "k_rater", "Reliability [95% CI]", {"k": p["k"]}
+        # The export writes a whole k as one (3); the page's download as stored (3.0).
+        k = p["k"]
+        export_k = {"k": int(k) if float(k).is_integer() else k}
+    page: Place = Marked("leaderboard:", "group", key, label, INTERVAL, digits=2)
+    report: Place = Cell("report", "Reliability of the board", "Source", report_row, column)
+    if f.family == "reliability.k":
+        # The page's table per k gives the values; their intervals are in its download.
+        page = Marked("leaderboard:", "group", key, label, ("value",), digits=2)
+        heading = gettext("Reliability of the mean of k raters' scores of %(question)s") % {
+            "question": labels.question_label(str(ctx.document["reliability"].get("question")))
+        }
+        report = (
+            Cell("report", heading, "k", ("data-k", f"{float(p['k']):.0f}"), column)
+            if scope == "study"
+            else Omit("the report gives the mean of k raters at each k for the whole study")
+        )
+    return {
+        "page": page,
+        "report": report,
+        "export": Data(
+            "export",
+            "reliability",
+            {**where, "measure": measure, **(export_k if f.family == "reliability.k" else {})},
+            columns,
+        ),
+        "csv": Data(
+            "csv:reliability", "reliability", {**csv_where, "statistic": measure, **extra}, columns
+        ),
+    }
+
+
 PLACES: dict[str, Callable[[Ctx, Figure], dict[str, Place]]] = {
     "evidence.": _evidence_places,
     "exclusion.": _exclusion_places,
@@ -1525,6 +2014,7 @@ PLACES: dict[str, Callable[[Ctx, Figure], dict[str, Place]]] = {
     "model.": _model_places,
     "difference": _difference_places,
     "bt.source": _bt_source_places,
+    "bt.bound": _bt_bound_places,
     "bt.": _bt_places,
     "item.": _item_places,
     "agreement.": _agreement_places,
@@ -1533,6 +2023,10 @@ PLACES: dict[str, Callable[[Ctx, Figure], dict[str, Place]]] = {
     "diagnostics.": _diagnostics_places,
     "warning": _warning_places,
     "flag": _flag_places,
+    "fit.": _fit_places,
+    "pair_outcome": _pair_outcome_places,
+    "style.": _style_places,
+    "reliability.": _reliability_places,
 }
 
 
@@ -1733,7 +2227,7 @@ def _check_element(out: Outputs, figure: Figure, place: Element) -> str | None:
 
 def _check_marked(out: Outputs, figure: Figure, place: Marked) -> str | None:
     texts = out.html(place.output).marked(place.name).get(place.key) or []
-    wanted = _expected(figure, place.parts, 0, False)
+    wanted = _expected(figure, place.parts, place.digits, place.pct)
     if not any(
         outputs.squash(place.text) in t and _contains(outputs.numbers(t), wanted) for t in texts
     ):
@@ -2414,3 +2908,31 @@ def test_the_pre_screening_reads_the_same_on_its_pages_in_the_report_and_its_pdf
     assert calibrated == ("screening.calibration" in families)
     assert not problems, f"{len(problems)} mismatches:\n" + "\n".join(problems[:80])
     assert not missing, f"screening figures of the report missing from the PDF: {dict(missing)}"
+
+
+def test_the_jokes_demo_compares_the_pair_boards_figures_in_every_output(
+    demo_site,  # noqa: F811
+    tmp_path,
+):
+    """The jokes demo's raters answer "about the same" and "neither": its boards are fitted by a
+    tie model, and the tie parameter, both tie models' likelihoods, the ends, the tie and
+    neither rates, the style-controlled boards and the reliability of the board are looked up
+    in every output. (A tie model's board has no one-sided bounds: those are compared where a
+    plain board has them, tests/reports/test_report_boards.py.)"""
+    families = _compare_every_figure(demo_site.humor, "all", "en", tmp_path)
+    assert {
+        "fit.tie_param",
+        "fit.log_lik",
+        "fit.ends",
+        "pair_outcome",
+        "pair_outcome.item",
+        "style.source",
+        "style.beta",
+        "style.item",
+        "style.item_order_changes",
+        "reliability.split",
+        "reliability.spearman_brown",
+        "reliability.icc",
+        "reliability.at_mean",
+        "reliability.k",
+    } <= families
