@@ -398,3 +398,21 @@ def test_a_board_without_ties_shows_no_tie_model_columns(document):
     assert "Tie parameter [95% CI]" not in row
     assert "Log-likelihood" not in _section(html, "pair-board")
     assert 'class="method-ties"' not in html
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_style_control_without_boards_or_intervals_says_why(document, language):
+    style = document["style_control"]
+    document["style_control"] = {**style, "reason": "too_few_raters"}
+    html = _html(document, language)
+    with translation.override(language):
+        reason = labels.style_reason_label("too_few_raters")
+        assert escape(reason) in _section(html, "style-control")
+    document["style_control"] = {
+        key: style[key] for key in ("level", "covariates_offered", "estimand", "interval")
+    } | {"reason": "sources_not_connected"}
+    html = _html(document, language)
+    section = _section(html, "style-control")
+    with translation.override(language):
+        assert escape(labels.style_reason_label("sources_not_connected")) in section
+    assert 'class="style-sources"' not in section
