@@ -247,3 +247,31 @@ def test_reliability_rows_give_split_halves_with_their_spread_and_k_rater_interv
         assert _rows(table, scope="source", group=source)
     undefined = _one(table, scope="source", group="model-b", measure="split_half_pairs")
     assert (undefined["value"], undefined["reason"]) == (None, "too_few_items")
+
+
+def test_a_source_that_never_lost_has_its_bound_on_a_row_of_the_models_table():
+    from apps.reports.tables import models_table
+
+    document = {
+        "models": {
+            "by_model": {
+                "model-a": {
+                    "n_items": 8,
+                    "n_raters": 12,
+                    "bt": {
+                        "value": None,
+                        "flag": "undefeated",
+                        "bound": 0.4125,
+                        "bound_side": "lower",
+                    },
+                },
+                "human": {"n_items": 8, "n_raters": 12, "bt": {"value": 0.1, "ci_low": -0.2}},
+            }
+        }
+    }
+    table = models_table(document)
+    bound = _one(table, source="model-a", measure="bt_bound")
+    assert (bound["value"], bound["flag"], bound["n_items"]) == (0.4125, "lower", 8)
+    assert _one(table, source="model-a", measure="bt")["flag"] == "undefeated"
+    # A source with a finite strength has no bound row.
+    assert not _rows(table, source="human", measure="bt_bound")
