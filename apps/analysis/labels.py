@@ -556,6 +556,16 @@ def covariate_dropped_label(reason: str) -> str:
     return labels.get(reason, reason)
 
 
+def tie_interval_reason_label(reason: str | None) -> str:
+    """Why the tie parameter has no interval (``bradley_terry_fit.tie_param.reason``)."""
+    if reason == "resamples_far_from_estimate":
+        return _(
+            "The tie parameter has no interval: its bootstrap resamples lie almost all on one "
+            "side of the estimate, so they do not describe its sampling error."
+        )
+    return reason or ""
+
+
 def style_reason_label(reason: str | None) -> str:
     """Why the style-controlled boards have no intervals, or no boards at all."""
     if not reason:

@@ -78,6 +78,7 @@ def pair_board(document: Payload, *, humor: bool) -> dict[str, Any] | None:
                 "tie_param": f"{labels.tie_param_symbol(model)} = {fmt_interval(tie_param)}"
                 if tie_param and tie_param.get("value") is not None
                 else DASH,
+                "tie_param_note": labels.tie_interval_reason_label((tie_param or {}).get("reason")),
                 "log_liks": [
                     {
                         "text": fmt((stored.get(name) or {}).get("log_lik")),

@@ -416,3 +416,17 @@ def test_style_control_without_boards_or_intervals_says_why(document, language):
     with translation.override(language):
         assert escape(labels.style_reason_label("sources_not_connected")) in section
     assert 'class="style-sources"' not in section
+
+
+def test_a_tie_parameter_without_an_interval_says_why_in_both_languages() -> None:
+    from django.utils import translation
+
+    from apps.analysis import labels
+
+    with translation.override("en"):
+        en = labels.tie_interval_reason_label("resamples_far_from_estimate")
+    with translation.override("zh-hans"):
+        zh = labels.tie_interval_reason_label("resamples_far_from_estimate")
+    assert en.startswith("The tie parameter has no interval")
+    assert zh.startswith("平局参数没有区间")
+    assert labels.tie_interval_reason_label(None) == ""

@@ -564,6 +564,7 @@ def _tie_board(
                 "value": boot.fit.tie_param,
                 "ci_low": boot.tie_ci_low,
                 "ci_high": boot.tie_ci_high,
+                "reason": boot.tie_interval_reason,
             },
             "tie_models": {
                 name: {"log_lik": choice.log_lik[name], "aic": choice.aic[name]}

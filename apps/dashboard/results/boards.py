@@ -62,6 +62,9 @@ def _fit_text(fit: Mapping[str, Any], model: str) -> str:
             "param": charts.fmt_ci(fit.get("tie_param")),
         }
     ]
+    reason = (fit.get("tie_param") or {}).get("reason")
+    if reason:
+        parts.append(labels.tie_interval_reason_label(reason))
     tie_models = fit.get("tie_models") or {}
     other = next((name for name in tie_models if name != model), None)
     if other is not None and model in tie_models:

@@ -540,3 +540,34 @@ def test_rater_clustered_intervals_cover_the_pooled_davidson_parameters() -> Non
     # 100 studies: Monte Carlo error ~0.01 for the pooled strengths, ~0.022 for nu.
     assert 0.92 <= np.mean(hits) <= 0.98
     assert np.mean(nu_hits) >= 0.88
+
+
+def test_no_tie_interval_where_the_resamples_lie_off_the_estimate() -> None:
+    """Many small topics with a few pairs each (the demo's design) and few rounds: the tie
+    parameter's resamples can all lie on one side of the estimate; then it has no interval,
+    and says why, instead of a narrow one beside it."""
+    found = []
+    for trial in range(24):
+        rng = np.random.default_rng(trial)
+        n_items = 70
+        topic = np.arange(n_items) // 4
+        quality = rng.normal(0, 1, n_items)
+        left = rng.integers(0, n_items, 240)
+        right = np.minimum(topic[left] * 4 + (left % 4 + rng.integers(1, 4, 240)) % 4, 69)
+        keep = left != right
+        left, right = left[keep], right[keep]
+        p_left = 1 / (1 + np.exp(quality[right] - quality[left]))
+        outcome = np.where(rng.random(left.size) < p_left, LEFT, RIGHT)
+        outcome[::6] = TIE
+        rater = rng.integers(0, 24, left.size)
+        boot = tie_bootstrap(
+            left, right, outcome, n_items, clusters=rater, rounds=30, seed=1, model="rao_kupper"
+        )
+        if boot.tie_interval_reason is not None:
+            assert boot.tie_interval_reason == "resamples_far_from_estimate"
+            assert np.isnan(boot.tie_ci_low)
+            assert np.isnan(boot.tie_ci_high)
+            found.append(trial)
+        else:
+            assert boot.tie_ci_low <= boot.fit.tie_param <= boot.tie_ci_high
+    assert found, "the design puts the resamples off the estimate at times (trials 0 and 22)"
