@@ -131,6 +131,10 @@ def leaderboard_csv(payload: Payload, scopes: Iterable[str]) -> Table:
         "score",
         "ci_low",
         "ci_high",
+        # Appended: ties, and an undefeated (never-winning) item's one-sided bound.
+        "ties",
+        "bound",
+        "bound_side",
     ]
     rows = []
     for scope in scopes:
@@ -148,6 +152,9 @@ def leaderboard_csv(payload: Payload, scopes: Iterable[str]) -> Table:
                     row["score"],
                     row["ci_low"],
                     row["ci_high"],
+                    row.get("ties"),
+                    row.get("bound"),
+                    row.get("bound_side") or "",
                 ]
             )
     return header, rows
