@@ -299,6 +299,8 @@ SPECTACULAR_SETTINGS = {
         # The generation endpoints' kind keeps the name it had before other fields named "kind".
         "KindEnum": "apps.generation.models.ModelEndpoint.Kind",
         "JudgmentLineKindEnum": ["score", "pair", "turing"],
+        # A pair's answer: the rater API's `winner` and an import line's `outcome`.
+        "PairOutcomeEnum": ["left", "right", "tie", "neither"],
     },
 }
 

@@ -96,6 +96,13 @@ RESULT_TABLES = {
     "turing",
     "diagnostics",
     "warnings",
+    # The pair board's fit, its tie and neither rates, style control and reliability.
+    "bradley_terry_fit",
+    "pair_outcomes",
+    "style_sources",
+    "style_covariates",
+    "style_items",
+    "reliability",
     # The content evaluation and the pre-screening: a header-only table where a study has none.
     "content_weights",
     "content_independence",

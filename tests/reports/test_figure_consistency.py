@@ -1888,7 +1888,7 @@ def _style_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
             "page": Cell("leaderboard:", "Covariates", "Covariate", row, "Effect [95% CI]"),
             "report": Cell(
                 "report",
-                "What raters reward besides humor",
+                "What raters reward besides what is measured",
                 "Covariate",
                 row,
                 "Beta (log-odds) [95% CI]",

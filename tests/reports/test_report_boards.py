@@ -175,7 +175,7 @@ def test_style_control_shows_both_boards_each_beta_the_dropped_and_the_order_cha
             assert row[_t("Style-controlled [95% CI]")] == outputs.squash(
                 fmt_interval(entry["controlled"])
             )
-        heading = _t("What raters reward besides humor")
+        heading = _t("What raters reward besides what is measured")
         for covariate in style["covariates"]:
             row = _row(html, heading, _t("Covariate"), ("data-covariate", covariate["name"]))
             assert row[_t("Covariate")] == labels.covariate_label(covariate["name"])
