@@ -621,6 +621,8 @@ BT_FIT_COLUMNS = [
     "tie_param",
     "tie_param_ci_low",
     "tie_param_ci_high",
+    # Why the tie parameter has no interval, when it has none (e.g. resamples_far_from_estimate).
+    "tie_param_interval_reason",
     "davidson_log_lik",
     "davidson_aic",
     "rao_kupper_log_lik",
@@ -649,6 +651,7 @@ def _bt_fit_row(scope: str, fit: dict[str, Any]) -> list[Any]:
         fit.get("n_judgments"),
         fit.get("ties"),
         *_interval(fit.get("tie_param"))[:3],
+        _get(fit, "tie_param", "reason"),
         _get(tie_models, "davidson", "log_lik"),
         _get(tie_models, "davidson", "aic"),
         _get(tie_models, "rao_kupper", "log_lik"),
