@@ -41,15 +41,35 @@ def test_aggregate_stores_results_with_seed_rounds_and_input_hash(demo_study):
     assert {row["item"] for row in payload["bradley_terry"]} <= {
         item["item"] for item in payload["items"]
     }
+    fit = payload["bradley_terry_fit"]
+    # The demo's ties put the board under a tie model; its end items still get their bounds.
+    assert fit["model"] in ("davidson", "rao_kupper")
+    assert fit["end_bound"] == {"level": 0.95, "cut": "exact", "simultaneous": True}
+    ends = 0
     for row in payload["bradley_terry"]:
         if {"undefeated", "never_won"} & set(row["flags"]):
-            # Won or lost every comparison: no finite score, interval or rank.
+            # Won or lost every comparison: no finite score or interval, but a one-sided bound
+            # (at least this strong / at most) and the rank that follows from it.
             assert row["score"] is None
             assert row["ci_low"] is None
-            assert row["rank"] is None
+            if "scale_not_identified" not in row["flags"] and row["bound"] is not None:
+                ends += 1
+                side = "lower" if "undefeated" in row["flags"] else "upper"
+                assert row["bound_side"] == side
+                assert row["rank"] is not None or "barely_compared" in row["flags"]
+            continue
+        if row["ci_low"] is None:
+            # Compared only with end items (j029 here): the one finite item of its component
+            # is that component's centre, 0 by definition, with nothing to resample.
+            finite = [
+                r
+                for r in payload["bradley_terry"]
+                if r["component"] == row["component"] and r["score"] is not None
+            ]
+            assert finite == [row] and row["score"] == 0.0
             continue
         assert row["ci_low"] <= row["score"] <= row["ci_high"]
-    fit = payload["bradley_terry_fit"]
+    assert ends == fit["end_bounds"] > 0
     assert fit["rounds"] == 50
     assert isinstance(fit["converged"], bool)
     assert fit["disconnected_rounds"] >= 0

@@ -211,13 +211,21 @@ def test_leaderboard_shows_the_stored_scores_and_ranks(results, demo_study, memb
     )
     for entry in bt[:PAGE_SIZE]:
         row = row_html(text, "item", entry["item"])
+        rank = entry["rank"] if entry["rank"] is not None else "—"
         if entry["score"] is None:
-            # Won or lost every comparison: said in words, no ridge-driven number, no rank.
-            assert "every comparison: no finite score" in row
-            assert '<td class="num">—</td>' in row
+            # Won or lost every comparison: no ridge-driven number; the one-sided bound where
+            # the data give one, and the rank that follows from it.
+            if entry["bound"] is None:
+                assert "every comparison: no finite score" in row
+                assert '<td class="num">—</td>' in row
+            else:
+                sign = "≥" if entry["bound_side"] == "lower" else "≤"
+                assert f"{sign} {fmt(entry['bound'])}" in row
+                assert f'<td class="num">{rank}</td>' in row
             continue
         assert fmt(entry["score"]) in row
-        assert f"[{fmt(entry['ci_low'])}, {fmt(entry['ci_high'])}]" in row
+        if entry["ci_low"] is not None:
+            assert f"[{fmt(entry['ci_low'])}, {fmt(entry['ci_high'])}]" in row
         rank = entry["rank"] if entry["rank"] is not None else "—"
         assert f'<td class="num">{rank}</td>' in row
     source_of = {item["item"]: item["source"] for item in payload["items"]}
@@ -233,7 +241,8 @@ def test_leaderboard_per_level_uses_the_level_fit(results, demo_study, member):
     text = page_text(member.get(url(demo_study, "leaderboard/?level=scenario")))
     for entry in payload["bradley_terry_by_level"]["scenario"]:
         row = row_html(text, "item", entry["item"])
-        assert fmt(entry["score"]) in row
+        shown = entry["score"] if entry["score"] is not None else entry["bound"]
+        assert fmt(shown) in row
     # An unknown level falls back to all levels instead of failing.
     text = page_text(member.get(url(demo_study, "leaderboard/?level=bogus&component=x&page=-4")))
     assert "showing all levels" in text

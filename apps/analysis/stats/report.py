@@ -55,7 +55,6 @@ from apps.analysis.stats.model_comparison import compare_models
 from apps.analysis.stats.not_understood import RULE as NOT_UNDERSTOOD_RULE
 from apps.analysis.stats.not_understood import not_understood_rates
 from apps.analysis.stats.pair_outcomes import pair_outcome_rates
-from apps.analysis.stats.ranks import ci_aware_ranks
 from apps.analysis.stats.rater_agreement import (
     JACKKNIFE_GROUPS,
     MIN_SHARED_ITEMS,
@@ -63,6 +62,7 @@ from apps.analysis.stats.rater_agreement import (
     pairwise_cohen_kappa,
     rater_agreement_intervals,
 )
+from apps.analysis.stats.tie_ends import tie_one_sided_bounds
 from apps.analysis.stats.ties import LEFT, RIGHT, TIE, TIE_MODELS, choose_tie_model, tie_bootstrap
 from apps.analysis.stats.turing import d_prime, model_turing_verdict, turing_summary
 
@@ -520,44 +520,44 @@ def _tie_board(
 ) -> _Board:
     # Ties enter through a tie model: Davidson or Rao-Kupper, whichever has the higher
     # likelihood (same number of parameters, so the AIC comparison is the likelihood's). An
-    # item with only wins (no loss, no tie) still has no finite score; the profile bound of
-    # ends.py is the plain model's, so it gets none here, and no rank.
+    # item with only wins (no loss, no tie) still has no finite score: as on the plain board it
+    # gets the simultaneous one-sided profile bound, now under the tie model (tie_ends.py), and
+    # the other items are fitted and bootstrapped on the comparisons between them. At the
+    # limit that is the full data's estimate, the tie parameter included (every tie is between
+    # two finite items).
     choice = choose_tie_model(left, right, outcome, n)
+    ends = tie_one_sided_bounds(left, right, outcome, n, model=choice.chosen, level=LEVEL)
+    finite = (ends.end[left] == 0) & (ends.end[right] == 0)
     boot = tie_bootstrap(
-        left,
-        right,
-        outcome,
+        left[finite],
+        right[finite],
+        outcome[finite],
         n,
-        clusters=rater,
+        clusters=rater[finite],
         rounds=rounds,
         seed=seed,
         level=LEVEL,
         model=choice.chosen,
     )
-    decided = outcome != TIE
-    winners = np.where(outcome[decided] == LEFT, left[decided], right[decided])
-    losers = np.where(outcome[decided] == LEFT, right[decided], left[decided])
-    ties = np.bincount(left[~decided], minlength=n) + np.bincount(right[~decided], minlength=n)
-    wins = np.bincount(winners, minlength=n)
-    losses = np.bincount(losers, minlength=n)
-    at_end = ((wins == 0) | (losses == 0)) & (ties == 0) & (wins + losses > 0)
+    at_end = ends.end != 0
     ci_low = np.where(at_end, np.nan, boot.ci_low)
     ci_high = np.where(at_end, np.nan, boot.ci_high)
     return _Board(
-        scores=boot.fit.scores,
+        scores=ends.scores,
         ci_low=ci_low,
         ci_high=ci_high,
-        rank=ci_aware_ranks(boot.fit.scores, ci_low, ci_high, component=boot.fit.component),
-        component=boot.fit.component,
-        bound=np.full(n, np.nan),
-        unidentified=np.zeros(n, dtype=bool),
+        rank=end_ranks(ends.scores, ci_low, ci_high, ends, component=ends.component),
+        component=ends.component,
+        bound=np.where(at_end, ends.bound, np.nan),
+        unidentified=~ends.identified,
         summary={
             "model": choice.chosen,
             "converged": boot.fit.converged,
             "iterations": boot.fit.iterations,
             "rounds": boot.rounds,
             "disconnected_rounds": boot.disconnected_rounds,
-            "ties": int((~decided).sum()),
+            "end_bound": {"level": LEVEL, "cut": ends.cut, "simultaneous": ends.simultaneous},
+            "ties": int((outcome == TIE).sum()),
             # Davidson's nu (ties relative to the geometric mean of the two strengths) or
             # Rao-Kupper's theta, with its bias-corrected expanded percentile interval.
             "tie_param": {

@@ -43,19 +43,22 @@ number of compared items (``ends._cut_value``: exact cut, Bonferroni over both s
 every compared item). Never-won items are the mirror image: swapping every preference
 negates every strength under both models (ties stay ties).
 
-Numerics. The inner sup is ``scipy.optimize.minimize(method="L-BFGS-B")`` with the analytic
-gradient built from ``ties``' per-pair likelihood pieces (``_pair_loglik``,
-``_pair_derivatives``, ``_tie_term``), warm-started at the previous optimum; the root is
-``brentq`` on a bracket found by doubling, as in ``ends``. Strengths carry the tiny ridge
-``profile_ridge`` (1e-9, ``ends.PROFILE_RIDGE``) only to fix each component's translation
-and to keep a sup that is not attained (another component's items held only by that ridge)
-at a finite point. With no tie among the finite comparisons the tie parameter sits at its
-boundary (nu = 0, theta = 1), as ``tie_fit`` sets it, and the profile is exactly
-``ends``' Bradley-Terry profile. Cost: one quasi-Newton fit over (finite items + 1)
-parameters per evaluation, about 20 evaluations per end item; meant for studies of up to a
-few hundred finite items (a Newton solver like ``ties._newton`` would be needed beyond). The
-tests check the bound against a profile written out by hand and maximised by scipy to 1e-4,
-and the Davidson bound without ties against ``ends.one_sided_bounds``.
+Numerics. The inner sup is a damped Newton ascent over (finite strengths, tie parameter) with
+the analytic gradient and Hessian built from ``ties``' per-pair likelihood pieces
+(``_pair_loglik``, ``_pair_derivatives``, ``_tie_term``): both models are concave in (s, log
+tie parameter), so Newton with step halving converges in a few steps from the warm start (the
+previous optimum). Where it cannot step (a singular Hessian, no gain along the step) the same
+start goes to ``scipy.optimize.minimize(method="L-BFGS-B")``; the tests check that both reach
+the same bound. The root is ``brentq`` on a bracket found by doubling, as in ``ends``.
+Strengths carry the tiny ridge ``profile_ridge`` (1e-9, ``ends.PROFILE_RIDGE``) only to fix
+each component's translation and to keep a sup that is not attained (another component's
+items held only by that ridge) at a finite point. With no tie among the finite comparisons the
+tie parameter sits at its boundary (nu = 0, theta = 1), as ``tie_fit`` sets it, and the
+profile is exactly ``ends``' Bradley-Terry profile. Cost: one dense (finite items + 1)-square
+solve per Newton step, a few steps per evaluation, about 20 evaluations per end item: meant for
+boards of up to a few hundred finite items, as ``ends``. The tests check the bound against a
+profile written out by hand and maximised by scipy to 1e-4, and the Davidson bound without ties
+against ``ends.one_sided_bounds``.
 
 Identification
 --------------
@@ -100,6 +103,9 @@ from apps.analysis.stats.ties import (
 _T_LIMIT = 200.0  # as ends._T_LIMIT
 # Rao-Kupper's eta = log theta must stay > 0 where ties exist (the tie term is -inf at 0).
 _ETA_FLOOR = 1e-12
+# Newton stops when half the squared Newton decrement (the predicted gain) is below this.
+_NEWTON_TOL = 1e-18
+_NEWTON_MAX_ITER = 100
 
 
 @dataclass
@@ -165,6 +171,112 @@ def _negative(
     return -value, -grad
 
 
+def _newton_pieces(
+    x: np.ndarray,
+    fin: _Finite,
+    first: np.ndarray,
+    second: np.ndarray,
+    u_terms: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """The tiny-ridge log-likelihood of ``_negative`` (not negated), its gradient and its
+    Hessian over x = (s, tau); the pieces are ``ties``' per-pair derivatives."""
+    k = x.size - 1
+    s, tau = x[:k], x[k]
+    tau_a = np.array([[tau]])
+    d = (s[fin.la] - s[fin.lb])[None, :]
+    value = float(_pair_loglik(fin.model, d, tau_a, first[None, :], second[None, :]).sum())
+    gd, gt, hdd, hdt, htt = (
+        v[0] for v in _pair_derivatives(fin.model, d, tau_a, first[None, :], second[None, :])
+    )
+    grad = np.zeros(k + 1)
+    np.add.at(grad, fin.la, gd)
+    np.add.at(grad, fin.lb, -gd)
+    hess = np.zeros((k + 1, k + 1))
+    flat = hess.reshape(-1)
+    width = k + 1
+    np.add.at(flat, fin.la * width + fin.la, hdd)
+    np.add.at(flat, fin.lb * width + fin.lb, hdd)
+    np.add.at(flat, fin.la * width + fin.lb, -hdd)
+    np.add.at(flat, fin.lb * width + fin.la, -hdd)
+    cross = np.zeros(k)
+    np.add.at(cross, fin.la, hdt)
+    np.add.at(cross, fin.lb, -hdt)
+    g_tau, h_tau = float(gt.sum()), float(htt.sum())
+    tv, tg, th = _tie_term(fin.model, np.array([tau]), np.array([fin.ties]))
+    value += float(tv[0])
+    g_tau += float(tg[0])
+    h_tau += float(th[0])
+    if u_terms is not None:
+        opp, wins, centre, t = u_terms
+        du = (s[centre].mean() + t - s[opp])[None, :]
+        u_first = wins[None, :]
+        u_second = wins[None, :] if fin.model == "davidson" else np.zeros_like(u_first)
+        value += float(_pair_loglik(fin.model, du, tau_a, u_first, u_second).sum())
+        gu, gtu, hu, hut, httu = (
+            v[0] for v in _pair_derivatives(fin.model, du, tau_a, u_first, u_second)
+        )
+        # d(du_p)/ds = c - e_opp(p), c the centre's averaging vector.
+        lever = np.zeros((opp.size, k))
+        lever[:, centre] = 1.0 / centre.size
+        lever[np.arange(opp.size), opp] -= 1.0
+        grad[:k] += lever.T @ gu
+        hess[:k, :k] += lever.T @ (hu[:, None] * lever)
+        cross += lever.T @ hut
+        g_tau += float(gtu.sum())
+        h_tau += float(httu.sum())
+    value -= fin.ridge * float(s @ s)
+    grad[:k] -= 2.0 * fin.ridge * s
+    hess[np.arange(k), np.arange(k)] -= 2.0 * fin.ridge
+    grad[k] = g_tau
+    hess[:k, k] = hess[k, :k] = cross
+    hess[k, k] = h_tau
+    return value, grad, hess
+
+
+def _newton_max(
+    fin: _Finite,
+    x0: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    u_terms: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None,
+) -> np.ndarray | None:
+    """Damped Newton ascent of the concave tiny-ridge log-likelihood (both models are concave
+    in (s, log tie parameter)); None when it does not converge, for the quasi-Newton path."""
+    k = x0.size - 1
+    x = x0.copy()
+    # Without a tie the tie parameter stays at its boundary: only the strengths move.
+    free = np.ones(k + 1, dtype=bool)
+    free[k] = fin.tie_free
+    value, grad, hess = _newton_pieces(x, fin, first, second, u_terms)
+    for _ in range(_NEWTON_MAX_ITER):
+        g, h = grad[free], hess[np.ix_(free, free)]
+        try:
+            step = np.linalg.solve(-h, g)
+        except np.linalg.LinAlgError:
+            return None
+        decrement = float(g @ step)
+        if not np.isfinite(decrement) or decrement < 0.0:
+            return None
+        if decrement < _NEWTON_TOL:
+            return x
+        full = np.zeros(k + 1)
+        full[free] = step
+        size = 1.0
+        if fin.tie_free and fin.model == "rao_kupper" and full[k] < 0.0:
+            # Rao-Kupper's eta must stay above 0 where ties exist.
+            size = min(1.0, 0.9 * (x[k] - _ETA_FLOOR) / -full[k])
+        for _ in range(60):
+            trial = x + size * full
+            new_value, new_grad, new_hess = _newton_pieces(trial, fin, first, second, u_terms)
+            if np.isfinite(new_value) and new_value >= value - 1e-12 * abs(value):
+                break
+            size *= 0.5
+        else:
+            return None
+        x, value, grad, hess = trial, new_value, new_grad, new_hess
+    return None
+
+
 def _inner_max(
     fin: _Finite,
     mirror: bool,
@@ -173,6 +285,27 @@ def _inner_max(
     """sup of the unpenalised log-likelihood (finite comparisons, plus u's at t if given)."""
     first, second = fin.counts(mirror)
     k = fin.x.size - 1
+    x0 = fin.x.copy()
+    if not fin.tie_free:
+        x0[k] = fin.boundary()
+    x = _newton_max(fin, x0, first, second, u_terms)
+    if x is None:
+        x = _quasi_newton_max(fin, x0, first, second, u_terms)
+    fin.x = x
+    s = x[:k]
+    value = -_negative(x, fin, first, second, u_terms)[0]
+    return float(value + fin.ridge * float(s @ s))
+
+
+def _quasi_newton_max(
+    fin: _Finite,
+    x0: np.ndarray,
+    first: np.ndarray,
+    second: np.ndarray,
+    u_terms: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None,
+) -> np.ndarray:
+    """L-BFGS-B from the same start: slower, for the rare start Newton cannot leave."""
+    k = x0.size - 1
     bounds: list[tuple[float | None, float | None]] = [(None, None)] * k
     if not fin.tie_free:
         bounds.append((fin.boundary(), fin.boundary()))
@@ -180,9 +313,6 @@ def _inner_max(
         bounds.append((_ETA_FLOOR, None))
     else:
         bounds.append((None, None))
-    x0 = fin.x.copy()
-    if not fin.tie_free:
-        x0[k] = fin.boundary()
     res = minimize(
         _negative,
         x0,
@@ -192,9 +322,7 @@ def _inner_max(
         bounds=bounds,
         options={"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-10, "maxcor": 30},
     )
-    fin.x = np.asarray(res.x)
-    s = fin.x[:k]
-    return float(-res.fun + fin.ridge * float(s @ s))
+    return np.asarray(res.x)
 
 
 def _lower_bound(

@@ -82,7 +82,7 @@ def _fit_text(fit: Mapping[str, Any], model: str) -> str:
     return sentences(parts)
 
 
-def _ends_text(fit: Mapping[str, Any], model: str) -> str:
+def _ends_text(fit: Mapping[str, Any]) -> str:
     undefeated, never_won = fit.get("undefeated") or 0, fit.get("never_won") or 0
     parts = []
     if not undefeated + never_won:
@@ -98,14 +98,7 @@ def _ends_text(fit: Mapping[str, Any], model: str) -> str:
             "n": undefeated + never_won,
             "level": charts.fmt_pct(end_bound.get("level"), 0),
         }
-        if model != "bradley_terry":
-            parts.append(
-                _(
-                    "None has a bound: the one-sided bounds are computed for plain "
-                    "Bradley-Terry, not for a tie model."
-                )
-            )
-        elif end_bound.get("simultaneous"):
+        if end_bound.get("simultaneous"):
             parts.append(
                 _(
                     "%(bounded)s of these %(n)s have a one-sided bound, all bounds of the board "
@@ -150,7 +143,7 @@ def board_fit(payload: Payload, scope: str) -> dict[str, Any] | None:
         "ends": (fit.get("undefeated") or 0) + (fit.get("never_won") or 0),
         "end_bounds": fit.get("end_bounds") or 0,
         "text": _fit_text(fit, model),
-        "ends_text": _ends_text(fit, model),
+        "ends_text": _ends_text(fit),
     }
 
 

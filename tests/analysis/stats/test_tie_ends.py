@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
+from apps.analysis.stats import tie_ends
 from apps.analysis.stats.ends import end_ranks, one_sided_bounds
 from apps.analysis.stats.tie_ends import tie_one_sided_bounds
 from apps.analysis.stats.ties import LEFT, RIGHT, TIE, tie_fit
@@ -99,11 +100,19 @@ def test_davidson_without_ties_is_bradley_terry() -> None:
     tb = tie_one_sided_bounds(winners, losers, np.full(winners.size, LEFT), N, model="davidson")
     eb = one_sided_bounds(winners, losers, N)
     # With no tie the tie parameter sits at nu = 0, where Davidson is Bradley-Terry exactly; what
-    # remains are the two inner optimisers (L-BFGS-B here, Newton in ends) and their stopping
-    # rules, which move l_p by ~1e-8 and the bound (slope of 2 l_p about 1) by far less than 1e-3.
-    np.testing.assert_allclose(tb.bound, eb.bound, atol=1e-3, equal_nan=True)
+    # remains are the two inner Newton solvers and their stopping rules.
+    np.testing.assert_allclose(tb.bound, eb.bound, atol=1e-6, equal_nan=True)
     np.testing.assert_allclose(tb.scores, eb.scores, atol=1e-6, equal_nan=True)
     np.testing.assert_array_equal(tb.identified, eb.identified)
+
+
+@pytest.mark.parametrize("model", ["davidson", "rao_kupper"])
+def test_the_quasi_newton_fallback_reaches_the_same_bound(model: str, monkeypatch) -> None:
+    """Newton gives way to L-BFGS-B where it cannot step; both find the same profile."""
+    newton = tie_one_sided_bounds(LEFT_, RIGHT_, OUT, N, model=model)
+    monkeypatch.setattr(tie_ends, "_newton_max", lambda *args: None)
+    fallback = tie_one_sided_bounds(LEFT_, RIGHT_, OUT, N, model=model)
+    np.testing.assert_allclose(newton.bound, fallback.bound, atol=1e-5, equal_nan=True)
 
 
 @pytest.mark.parametrize("model", ["davidson", "rao_kupper"])
