@@ -66,7 +66,8 @@ def test_aggregate_stores_results_with_seed_rounds_and_input_hash(demo_study):
                 for r in payload["bradley_terry"]
                 if r["component"] == row["component"] and r["score"] is not None
             ]
-            assert finite == [row] and row["score"] == 0.0
+            assert finite == [row]
+            assert row["score"] == 0.0
             continue
         assert row["ci_low"] <= row["score"] <= row["ci_high"]
     assert ends == fit["end_bounds"] > 0
