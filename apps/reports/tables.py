@@ -9,7 +9,7 @@ the document (the content evaluation, the pre-screening) are built in `stored_ta
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -830,10 +830,26 @@ STYLE_ITEM_COLUMNS = [
 ]
 
 
+def style_items_in_order(style: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The style-controlled items in the order of the controlled board, as the results page
+    lists them: by comparison group, then rank, then score (an item without a rank last in its
+    group)."""
+    return sorted(
+        style.get("items") or [],
+        key=lambda row: (
+            row.get("component") or 0,
+            (row.get("controlled") or {}).get("rank") is None,
+            (row.get("controlled") or {}).get("rank") or 0,
+            -((row.get("controlled") or {}).get("value") or 0.0),
+            row["item"],
+        ),
+    )
+
+
 def style_items_table(document: dict[str, Any]) -> Table:
     """Per compared item, its Bradley-Terry score plain and style-controlled (expanded
     percentile intervals of a rater-clustered bootstrap of both stages), with the ranks each
-    gives within its comparison group."""
+    gives within its comparison group, in the controlled board's order."""
     style = document.get("style_control") or {}
     meta = _item_meta(document)
     rows = [
@@ -847,7 +863,7 @@ def style_items_table(document: dict[str, Any]) -> Table:
             _get(entry, "controlled", "rank"),
             entry.get("adjustment"),
         ]
-        for entry in style.get("items") or []
+        for entry in style_items_in_order(style)
     ]
     return Table("style_items", STYLE_ITEM_COLUMNS, rows)
 

@@ -498,7 +498,8 @@ def test_the_new_downloads_are_listed(site):
 
 def test_the_style_csvs_hold_the_stored_numbers_unrounded(site, member):
     style = payload(site.study)["style_control"]
-    rows = csv_rows(member, site.study, "style-sources")
+    # The downloads are the export's tables: a row per source, then the order changes.
+    rows = [r for r in csv_rows(member, site.study, "style-sources") if r["row"] == "source"]
     assert {
         r["source"]: [number(r[c]) for c in ("plain", "plain_ci_low", "controlled_ci_high")]
         for r in rows
@@ -526,11 +527,12 @@ def test_the_style_csvs_hold_the_stored_numbers_unrounded(site, member):
 def test_the_reliability_csv_has_a_row_per_group_and_statistic(site, member):
     reliability = payload(site.study)["reliability"]
     rows = csv_rows(member, site.study, "reliability")
-    groups = {"all": reliability["study"], **reliability["by_source"]}
+    groups = {"": reliability["study"], **reliability["by_source"]}
     assert {r["group"] for r in rows} == set(groups)
+    assert {r["scope"] for r in rows if r["group"] == ""} == {"study"}
     for name, entry in groups.items():
         mine = [r for r in rows if r["group"] == name]
-        assert [r["statistic"] for r in mine] == [
+        assert [r["measure"] for r in mine] == [
             "split_half_pairs",
             "split_half_scores",
             "icc",
@@ -539,7 +541,7 @@ def test_the_reliability_csv_has_a_row_per_group_and_statistic(site, member):
         ]
         pairs = mine[0]
         assert number(pairs["value"]) == entry["pairs"]["mean"]
-        assert number(pairs["spread_q025"]) == entry["pairs"]["q025"]
+        assert number(pairs["split_q025"]) == entry["pairs"]["q025"]
         assert number(pairs["spearman_brown"]) == entry["pairs"]["spearman_brown"]
         # A spread over splits is not an interval: those columns stay empty.
         assert (pairs["ci_low"], pairs["ci_high"]) == ("", "")
@@ -559,10 +561,10 @@ def test_the_pair_outcomes_csv_has_overall_source_background_and_item_rows(site,
     for kind in ("tie", "neither"):
         entry = outcomes[kind]
         mine = [r for r in rows if r["outcome"] == kind]
-        expected = [("overall", "all", entry["overall"]["count"], entry["overall"]["value"])]
+        expected = [("overall", "", entry["overall"]["count"], entry["overall"]["value"])]
         expected += [
             ("source", name, s["count"], s["value"])
-            for name, s in sorted(entry["by_source"].items(), key=lambda x: (x[0] == "human", x[0]))
+            for name, s in sorted(entry["by_source"].items())
         ]
         expected += [
             ("background", name, s["count"], s["value"])
@@ -570,9 +572,9 @@ def test_the_pair_outcomes_csv_has_overall_source_background_and_item_rows(site,
         ]
         expected += [("item", i["item"], i["count"], i["rate"]["value"]) for i in entry["items"]]
         assert [
-            (r["scope"], r["group"], int(r["count"]), number(r["rate"])) for r in mine
+            (r["level"], r["group"], int(r["count"]), number(r["rate"])) for r in mine
         ] == expected
-        items = [r for r in mine if r["scope"] == "item"]
+        items = [r for r in mine if r["level"] == "item"]
         assert [number(r["ci_high"]) for r in items] == [
             i["rate"]["ci_high"] for i in entry["items"]
         ]

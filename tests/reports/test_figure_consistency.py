@@ -115,6 +115,11 @@ class Omit:
 Place = Cell | Element | Marked | Data | Omit
 
 
+def _download(export: Data, name: str) -> Data:
+    """A results page's download that is the export's table itself (same columns and rows)."""
+    return Data(f"csv:{name}", name, export.where, export.columns, export.parts)
+
+
 @dataclass(frozen=True)
 class Figure:
     family: str
@@ -1810,13 +1815,7 @@ def _pair_outcome_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
         ("rate", "ci_low", "ci_high", "n", "count"),
         parts,
     )
-    csv_place = Data(
-        "csv:pair-outcomes",
-        "pair-outcomes",
-        {"outcome": kind, "scope": level, "group": name or "all"},
-        ("rate", "ci_low", "ci_high", "n", "count"),
-        parts,
-    )
+    csv_place = _download(export, "pair-outcomes")
     if level == "item":
         return {
             "page": Omit(
@@ -1878,8 +1877,12 @@ def _style_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
                 row,
                 "Plain Bradley-Terry [95% CI]" if board == "plain" else "Style-controlled [95% CI]",
             ),
-            "export": Data("export", "style_sources", {"row": "source", "source": source}, columns),
-            "csv": Data("csv:style-sources", "style-sources", {"source": source}, columns),
+            "export": (
+                export := Data(
+                    "export", "style_sources", {"row": "source", "source": source}, columns
+                )
+            ),
+            "csv": _download(export, "style-sources"),
         }
     if f.family == "style.beta":
         row = ("data-covariate", p["name"])
@@ -1893,10 +1896,10 @@ def _style_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
                 row,
                 "Beta (log-odds) [95% CI]",
             ),
-            "export": Data("export", "style_covariates", {"covariate": p["name"]}, columns),
-            "csv": Data(
-                "csv:style-covariates", "style-covariates", {"covariate": p["name"]}, columns
+            "export": (
+                export := Data("export", "style_covariates", {"covariate": p["name"]}, columns)
             ),
+            "csv": _download(export, "style-covariates"),
         }
     if f.family == "style.item_order_changes":
         counted = "a count of the pairs of style_items rows whose separated order changes"
@@ -1923,8 +1926,8 @@ def _style_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
         if p["on_page"]
         else Omit(f"the page lists the first {STYLE_ITEMS_SHOWN} items of the controlled board"),
         "report": Omit(NOT_IN_REPORT_ITEMS),
-        "export": Data("export", "style_items", {"item": item}, columns, parts),
-        "csv": Data("csv:style-items", "style-items", {"item": item}, columns, parts),
+        "export": (export := Data("export", "style_items", {"item": item}, columns, parts)),
+        "csv": _download(export, "style-items"),
     }
 
 
@@ -1936,14 +1939,12 @@ def _reliability_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     label = gettext("All items") if key == "all" else labels.source_label(key)
     report_row = ("data-group", key)
     where = {"scope": scope, "group": group}
-    csv_where = {"group": key}
     if f.family in ("reliability.split", "reliability.spearman_brown"):
         kind = p["kind"]
         measure = f"split_half_{kind}"
         if f.family == "reliability.split":
             parts: tuple[str, ...] = INTERVAL
             columns: tuple[str, ...] = ("value", "split_q025", "split_q975")
-            csv_columns: tuple[str, ...] = ("value", "spread_q025", "spread_q975")
             column = (
                 "Split-half, pairs (middle 95% of splits)"
                 if kind == "pairs"
@@ -1951,32 +1952,27 @@ def _reliability_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
             )
         else:
             parts, columns = ("value",), ("spearman_brown",)
-            csv_columns = columns
             column = "Spearman-Brown, pairs" if kind == "pairs" else "Spearman-Brown, item means"
         return {
             "page": Marked("leaderboard:", "group", key, label, parts, digits=2),
             "report": Cell(
                 "report", "Reliability of the board", "Source", report_row, column, parts
             ),
-            "export": Data("export", "reliability", {**where, "measure": measure}, columns, parts),
-            "csv": Data(
-                "csv:reliability",
-                "reliability",
-                {**csv_where, "statistic": measure},
-                csv_columns,
-                parts,
+            "export": (
+                export := Data(
+                    "export", "reliability", {**where, "measure": measure}, columns, parts
+                )
             ),
+            "csv": _download(export, "reliability"),
         }
     columns = ("value", "ci_low", "ci_high")
     if f.family == "reliability.icc":
         measure, column = "icc", "ICC(1) [95% CI]"
-        extra: dict[str, Any] = {}
     elif f.family == "reliability.at_mean":
         measure, column = "k_rater_at_mean", "Mean of k raters [95% CI]"
-        extra = {}
     else:
-        measure, column, extra = "k_rater", "Reliability [95% CI]", {"k": p["k"]}
-        # The export writes a whole k as one (3); the page's download as stored (3.0).
+        measure, column = "k_rater", "Reliability [95% CI]"
+        # The export writes a whole k as one (3), as stored otherwise.
         k = p["k"]
         export_k = {"k": int(k) if float(k).is_integer() else k}
     page: Place = Marked("leaderboard:", "group", key, label, INTERVAL, digits=2)
@@ -1995,15 +1991,15 @@ def _reliability_places(ctx: Ctx, f: Figure) -> dict[str, Place]:
     return {
         "page": page,
         "report": report,
-        "export": Data(
-            "export",
-            "reliability",
-            {**where, "measure": measure, **(export_k if f.family == "reliability.k" else {})},
-            columns,
+        "export": (
+            export := Data(
+                "export",
+                "reliability",
+                {**where, "measure": measure, **(export_k if f.family == "reliability.k" else {})},
+                columns,
+            )
         ),
-        "csv": Data(
-            "csv:reliability", "reliability", {**csv_where, "statistic": measure, **extra}, columns
-        ),
+        "csv": _download(export, "reliability"),
     }
 
 

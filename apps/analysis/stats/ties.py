@@ -373,6 +373,8 @@ def _batch_counts(model: str, data: _Data, flat: np.ndarray) -> _Counts:
 
 # Larger nu only arise at trial points far out on a line search; capping keeps 0 * inf out.
 _NU_CAP = 1e300
+# Capped before exponentiating, so a trial step far out never overflows.
+_LOG_NU_CAP = float(np.log(_NU_CAP))
 
 
 # Rows of a batch handled at a time in the per-pair arithmetic: with ~16k elements every
@@ -400,7 +402,7 @@ def _pair_loglik(
         x = 0.5 * d
         ax = np.abs(x)
         q = np.exp(-ax)
-        nu = np.minimum(np.exp(tau), _NU_CAP)
+        nu = np.exp(np.minimum(tau, _LOG_NU_CAP))
         den = 1.0 + q * q + nu * q
         return np.asarray(first * x - second * (ax + np.log(den)))
     return np.asarray(first * _log_sigmoid(d - tau) + second * _log_sigmoid(-d - tau))
@@ -417,7 +419,7 @@ def _pair_derivatives(
         x = 0.5 * d
         q = np.exp(-np.abs(x))
         q2 = q * q
-        nu = np.minimum(np.exp(tau), _NU_CAP)
+        nu = np.exp(np.minimum(tau, _LOG_NU_CAP))
         inv = 1.0 / (1.0 + q2 + nu * q)
         diff = np.sign(x) * (1.0 - q2) * inv
         pt = nu * q * inv

@@ -19,12 +19,12 @@ from django.utils.translation import ngettext
 from apps.analysis import labels
 from apps.dashboard.results.common import (
     Payload,
-    Table,
     download_url,
     group_order,
     item_index,
 )
 from apps.findings import charts
+from apps.reports.tables import style_items_in_order
 from apps.studies.models import Study
 
 # Items listed in the page's style-controlled item table; the CSV has all of them.
@@ -151,21 +151,6 @@ def board_fit(payload: Payload, scope: str) -> dict[str, Any] | None:
 # Style-controlled boards
 
 
-def _style_items(style: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The items in the order of the controlled board: by comparison group, then rank, then
-    score (an item without a rank last in its group)."""
-    return sorted(
-        style.get("items") or [],
-        key=lambda row: (
-            row.get("component") or 0,
-            (row.get("controlled") or {}).get("rank") is None,
-            (row.get("controlled") or {}).get("rank") or 0,
-            -((row.get("controlled") or {}).get("value") or 0.0),
-            row["item"],
-        ),
-    )
-
-
 def _in_source_order(rows: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Models before the human baseline, as every other table of sources."""
     order = group_order([row["source"] for row in rows], "source")
@@ -180,7 +165,7 @@ def style_context(request: HttpRequest, study: Study, payload: Payload) -> dict[
         return None
     reason = style.get("reason")
     items = item_index(payload)
-    ordered = _style_items(style)
+    ordered = style_items_in_order(style)
     return {
         "reason": reason,
         "reason_text": labels.style_reason_label(reason),
@@ -232,93 +217,6 @@ def style_context(request: HttpRequest, study: Study, payload: Payload) -> dict[
         "download_covariates": download_url(request, study, "style-covariates"),
         "download_items": download_url(request, study, "style-items"),
     }
-
-
-def _board_cells(board: Mapping[str, Any] | None) -> list[Any]:
-    board = board or {}
-    return [board.get("value"), board.get("ci_low"), board.get("ci_high")]
-
-
-def style_sources_csv(payload: Payload) -> Table:
-    header = [
-        "source",
-        "plain",
-        "plain_ci_low",
-        "plain_ci_high",
-        "controlled",
-        "controlled_ci_low",
-        "controlled_ci_high",
-        "flag",
-        "reason",
-    ]
-    style = payload.get("style_control") or {}
-    rows = [
-        [
-            row["source"],
-            *_board_cells(row.get("plain")),
-            *_board_cells(row.get("controlled")),
-            row.get("flag") or "",
-            style.get("reason") or "",
-        ]
-        for row in _in_source_order(style.get("sources") or [])
-    ]
-    return header, rows
-
-
-def style_covariates_csv(payload: Payload) -> Table:
-    """The kept covariates with their effect, then the dropped ones with the reason."""
-    header = ["covariate", "beta", "ci_low", "ci_high", "standardised", "dropped"]
-    style = payload.get("style_control") or {}
-    rows: list[list[Any]] = [
-        [
-            row["name"],
-            row.get("beta"),
-            row.get("ci_low"),
-            row.get("ci_high"),
-            row.get("standardised"),
-            "",
-        ]
-        for row in style.get("covariates") or []
-    ]
-    rows += [
-        [name, None, None, None, None, why] for name, why in (style.get("dropped") or {}).items()
-    ]
-    return header, rows
-
-
-def style_items_csv(payload: Payload) -> Table:
-    header = [
-        "item",
-        "source",
-        "component",
-        "plain_score",
-        "plain_ci_low",
-        "plain_ci_high",
-        "plain_rank",
-        "controlled_score",
-        "controlled_ci_low",
-        "controlled_ci_high",
-        "controlled_rank",
-        "adjustment",
-    ]
-    style = payload.get("style_control") or {}
-    items = item_index(payload)
-    rows = []
-    for row in _style_items(style):
-        plain, controlled = row.get("plain") or {}, row.get("controlled") or {}
-        rows.append(
-            [
-                row["item"],
-                (items.get(row["item"]) or {}).get("source"),
-                row.get("component"),
-                *_board_cells(plain),
-                plain.get("rank"),
-                *_board_cells(controlled),
-                controlled.get("rank"),
-                row.get("adjustment"),
-            ]
-        )
-    return header, rows
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,101 +308,3 @@ def reliability_context(
         "rows": rows,
         "download": download_url(request, study, "reliability"),
     }
-
-
-def reliability_csv(payload: Payload) -> Table:
-    """One row per group and statistic: split_half_pairs, split_half_scores (their spread over
-    random splits in spread_q025..spread_q975, never a confidence interval), icc, k_rater_at_mean
-    and k_rater per k (with a rater-clustered bootstrap interval in ci_low..ci_high)."""
-    header = [
-        "group",
-        "n_items",
-        "statistic",
-        "question",
-        "k",
-        "value",
-        "ci_low",
-        "ci_high",
-        "spread_q025",
-        "spread_q975",
-        "median",
-        "spearman_brown",
-        "n_splits_used",
-        "empirical",
-        "empirical_items",
-        "reason",
-    ]
-    reliability = payload.get("reliability") or {}
-    question = reliability.get("question")
-    rows: list[list[Any]] = []
-
-    def row(group: str, entry: Mapping[str, Any], statistic: str, **cells: Any) -> list[Any]:
-        values = {"question": question, **cells}
-        return [group, entry.get("n_items"), statistic, *(values.get(h) for h in header[3:])]
-
-    for group, entry in _reliability_groups(reliability):
-        for kind in ("pairs", "scores"):
-            part = entry.get(kind)
-            if part is None:
-                continue
-            rows.append(
-                row(
-                    group,
-                    entry,
-                    f"split_half_{kind}",
-                    question=question if kind == "scores" else None,
-                    value=part.get("mean"),
-                    spread_q025=part.get("q025"),
-                    spread_q975=part.get("q975"),
-                    median=part.get("median"),
-                    spearman_brown=part.get("spearman_brown"),
-                    n_splits_used=part.get("n_splits_used"),
-                    reason=part.get("reason") or "",
-                )
-            )
-        k_rater = entry.get("k_rater")
-        if k_rater is None:
-            continue
-        reason = k_rater.get("reason") or ""
-        rows.append(
-            row(
-                group,
-                entry,
-                "icc",
-                value=k_rater.get("icc"),
-                ci_low=k_rater.get("icc_ci_low"),
-                ci_high=k_rater.get("icc_ci_high"),
-                reason=reason,
-            )
-        )
-        at_mean = k_rater.get("at_mean") or {}
-        rows.append(
-            row(
-                group,
-                entry,
-                "k_rater_at_mean",
-                k=at_mean.get("k", k_rater.get("k_mean")),
-                value=at_mean.get("value"),
-                ci_low=at_mean.get("ci_low"),
-                ci_high=at_mean.get("ci_high"),
-                empirical=at_mean.get("empirical"),
-                empirical_items=at_mean.get("empirical_items"),
-                reason=reason,
-            )
-        )
-        for by_k in k_rater.get("by_k") or []:
-            rows.append(
-                row(
-                    group,
-                    entry,
-                    "k_rater",
-                    k=by_k.get("k"),
-                    value=by_k.get("value"),
-                    ci_low=by_k.get("ci_low"),
-                    ci_high=by_k.get("ci_high"),
-                    empirical=by_k.get("empirical"),
-                    empirical_items=by_k.get("empirical_items"),
-                    reason=reason,
-                )
-            )
-    return header, rows

@@ -8,7 +8,6 @@ carry a type.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from django.http import HttpRequest
@@ -190,41 +189,6 @@ def pair_outcome_block(
         "by_background": rows("by_background", "background"),
         "download": download_url(request, study, "pair-outcomes"),
     }
-
-
-def pair_outcomes_csv(payload: Payload) -> Table:
-    """Per answer ("tie", "neither"): the overall rate, then per source, per background and
-    per item, each with its count, its denominator and its interval."""
-    header = ["outcome", "scope", "group", "count", "n", "rate", "ci_low", "ci_high"]
-    section = payload.get("pair_outcomes") or {}
-    rows: list[list[Any]] = []
-
-    def cells(stats: Mapping[str, Any] | None, count: Any = None) -> list[Any]:
-        stats = stats or {}
-        return [
-            stats.get("count") if count is None else count,
-            stats.get("n"),
-            stats.get("value"),
-            stats.get("ci_low"),
-            stats.get("ci_high"),
-        ]
-
-    for kind in PAIR_OUTCOME_KINDS:
-        entry = section.get(kind)
-        if not entry:
-            continue
-        rows.append([kind, "overall", "all", *cells(entry.get("overall"))])
-        for key, dimension in (("by_source", "source"), ("by_background", "background")):
-            table = entry.get(key) or {}
-            rows += [
-                [kind, dimension, name, *cells(table[name])]
-                for name in group_order(table, dimension)
-            ]
-        rows += [
-            [kind, "item", row["item"], *cells(row.get("rate"), row.get("count"))]
-            for row in entry.get("items") or []
-        ]
-    return header, rows
 
 
 def summary_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:

@@ -33,12 +33,6 @@ from apps.dashboard.results.agreement import (
     agreement_groups_csv,
     cross_group_csv,
 )
-from apps.dashboard.results.boards import (
-    reliability_csv,
-    style_covariates_csv,
-    style_items_csv,
-    style_sources_csv,
-)
 from apps.dashboard.results.common import (
     SECTIONS,
     Payload,
@@ -62,12 +56,23 @@ from apps.dashboard.results.quality import (
     rater_quality_csv,
 )
 from apps.dashboard.results.safety import safety_context, safety_csv
-from apps.dashboard.results.summary import pair_outcomes_csv, summary_context, summary_csv
+from apps.dashboard.results.summary import summary_context, summary_csv
 from apps.dashboard.results.turing import turing_context, turing_csv
 from apps.findings.document import has_evidence_view, shown_document
+from apps.reports import tables as export_tables
 from apps.reports.writers import headline_comparison
 from apps.studies.access import study_view
 from apps.studies.models import Study
+
+# Downloads that are the export's table of the same name, computed from the page's view: one
+# definition of each column, whichever way a researcher takes the numbers away.
+EXPORT_CSVS: dict[str, Callable[[dict[str, Any]], export_tables.Table]] = {
+    "style-sources": export_tables.style_sources_table,
+    "style-covariates": export_tables.style_covariates_table,
+    "style-items": export_tables.style_items_table,
+    "reliability": export_tables.reliability_table,
+    "pair-outcomes": export_tables.pair_outcomes_table,
+}
 
 
 def _csv_table(name: str, study: Study, payload: Payload) -> Table | None:
@@ -82,12 +87,10 @@ def _csv_table(name: str, study: Study, payload: Payload) -> Table | None:
         "turing": turing_csv,
         "fatigue": fatigue_csv,
         "position-bias": position_csv,
-        "style-sources": style_sources_csv,
-        "style-covariates": style_covariates_csv,
-        "style-items": style_items_csv,
-        "reliability": reliability_csv,
-        "pair-outcomes": pair_outcomes_csv,
     }
+    if name in EXPORT_CSVS:
+        table = EXPORT_CSVS[name](dict(payload))
+        return table.columns, table.rows
     if name in simple:
         return simple[name](payload)
     with_questions: dict[str, Callable[[Payload, Questions], Table]] = {
