@@ -49,7 +49,12 @@ from apps.analysis.stats.diagnostics import (
     position_bias_p_value,
     sample_size_warnings,
 )
-from apps.analysis.stats.ends import end_ranks, finite_comparison_mask, one_sided_bounds
+from apps.analysis.stats.ends import (
+    EndBounds,
+    end_ranks,
+    finite_comparison_mask,
+    one_sided_bounds,
+)
 from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, inputs_without_items
 from apps.analysis.stats.model_comparison import compare_models
 from apps.analysis.stats.not_understood import RULE as NOT_UNDERSTOOD_RULE
@@ -463,6 +468,34 @@ class _Board:
     summary: dict[str, Any]
 
 
+def _ended_board(ends: EndBounds, boot: Any, summary: dict[str, Any]) -> _Board:
+    """A board from its end bounds and the bootstrap of the comparisons between finite items
+    (plain or tie model): end items get their bound and no interval, ranks follow from both."""
+    at_end = ends.end != 0
+    ci_low = np.where(at_end, np.nan, boot.ci_low)
+    ci_high = np.where(at_end, np.nan, boot.ci_high)
+    return _Board(
+        scores=ends.scores,
+        ci_low=ci_low,
+        ci_high=ci_high,
+        rank=end_ranks(ends.scores, ci_low, ci_high, ends, component=ends.component),
+        component=ends.component,
+        bound=np.where(at_end, ends.bound, np.nan),
+        # Where the finite items' own estimate does not exist (they meet only through end
+        # items, or one of them never lost or never won against the others), their scores are
+        # held by the ridge, not measured: shown, not ranked, and no end there has a bound.
+        unidentified=~ends.identified,
+        summary={
+            "converged": boot.fit.converged,
+            "iterations": boot.fit.iterations,
+            "rounds": boot.rounds,
+            "disconnected_rounds": boot.disconnected_rounds,
+            "end_bound": {"level": LEVEL, "cut": ends.cut, "simultaneous": ends.simultaneous},
+            **summary,
+        },
+    )
+
+
 def _plain_board(
     winners: np.ndarray, losers: np.ndarray, rater: np.ndarray, n: int, seed: int, rounds: int
 ) -> _Board:
@@ -484,29 +517,7 @@ def _plain_board(
         cluster="rater",
         interval="expanded",
     )
-    at_end = ends.end != 0
-    ci_low = np.where(at_end, np.nan, boot.ci_low)
-    ci_high = np.where(at_end, np.nan, boot.ci_high)
-    return _Board(
-        scores=ends.scores,
-        ci_low=ci_low,
-        ci_high=ci_high,
-        rank=end_ranks(ends.scores, ci_low, ci_high, ends, component=ends.component),
-        component=ends.component,
-        bound=np.where(at_end, ends.bound, np.nan),
-        # Where the finite items' own estimate does not exist (they meet only through end
-        # items, or one of them never lost or never won against the others), their scores are
-        # held by the ridge, not measured: shown, not ranked, and no end there has a bound.
-        unidentified=~ends.identified,
-        summary={
-            "model": "bradley_terry",
-            "converged": boot.fit.converged,
-            "iterations": boot.fit.iterations,
-            "rounds": boot.rounds,
-            "disconnected_rounds": boot.disconnected_rounds,
-            "end_bound": {"level": LEVEL, "cut": ends.cut, "simultaneous": ends.simultaneous},
-        },
-    )
+    return _ended_board(ends, boot, {"model": "bradley_terry"})
 
 
 def _tie_board(
@@ -539,24 +550,11 @@ def _tie_board(
         level=LEVEL,
         model=choice.chosen,
     )
-    at_end = ends.end != 0
-    ci_low = np.where(at_end, np.nan, boot.ci_low)
-    ci_high = np.where(at_end, np.nan, boot.ci_high)
-    return _Board(
-        scores=ends.scores,
-        ci_low=ci_low,
-        ci_high=ci_high,
-        rank=end_ranks(ends.scores, ci_low, ci_high, ends, component=ends.component),
-        component=ends.component,
-        bound=np.where(at_end, ends.bound, np.nan),
-        unidentified=~ends.identified,
-        summary={
+    return _ended_board(
+        ends,
+        boot,
+        {
             "model": choice.chosen,
-            "converged": boot.fit.converged,
-            "iterations": boot.fit.iterations,
-            "rounds": boot.rounds,
-            "disconnected_rounds": boot.disconnected_rounds,
-            "end_bound": {"level": LEVEL, "cut": ends.cut, "simultaneous": ends.simultaneous},
             "ties": int((outcome == TIE).sum()),
             # Davidson's nu (ties relative to the geometric mean of the two strengths) or
             # Rao-Kupper's theta, with its bias-corrected expanded percentile interval.
