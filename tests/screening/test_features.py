@@ -296,6 +296,26 @@ def test_surprise_matches_a_direct_forward_pass(tiny_gpt2):
     assert len({round(r.value or 0.0, 6) for r in results}) == 4
 
 
+def test_a_text_screened_again_by_the_same_model_is_not_run_through_it_again(
+    tiny_gpt2, monkeypatch
+):
+    from apps.screening.features import surprise
+
+    texts = ["Why did the chicken cross the road? To get to the other side.", "A b. C d e f."]
+    model = local_lm(tiny_gpt2)
+    first = surprise_scores(texts, [texts[0].index("To get"), 5], ["en", "en"], model=model)
+
+    def no_forward_pass(*args, **kwargs):
+        raise AssertionError("the model ran again for a text it had already scored")
+
+    monkeypatch.setattr(surprise, "_token_nll", no_forward_pass)
+    again = surprise_scores(texts, [texts[0].index("To get"), 5], ["en", "en"], model=model)
+    assert again == first
+    # Another split of the same text is another question: it is computed, not looked up.
+    with pytest.raises(AssertionError, match="ran again"):
+        surprise_scores(texts[:1], [texts[0].index("the other")], ["en"], model=model)
+
+
 def test_a_long_setup_keeps_its_end_within_the_model_context(tiny_gpt2):
     from transformers import AutoTokenizer
 
