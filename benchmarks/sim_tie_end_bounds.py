@@ -28,11 +28,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
+from sim_end_bounds import end_truth, fmt, ratio
+from sim_ties_coverage import probabilities
 
 from apps.analysis.stats.tie_ends import tie_one_sided_bounds
 from apps.analysis.stats.ties import LEFT, RIGHT, TIE
-from benchmarks.sim_end_bounds import end_truth, fmt, ratio
-from benchmarks.sim_ties_coverage import probabilities
 
 # The study's tie parameter per model: 20% ties between two equally strong items either way.
 TIE_PARAM = {"davidson": 0.5, "rao_kupper": 1.5}
