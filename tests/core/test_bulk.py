@@ -1,0 +1,119 @@
+"""Bulk inserts (apps.core.bulk): whatever path the database takes (COPY on PostgreSQL, multi-row
+INSERT elsewhere), every value comes back as it went in, the new keys come back in the order of
+the rows, and a row the database refuses stores nothing of the batch."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from django.db import IntegrityError, models, transaction
+
+from apps.core import bulk
+from apps.core.bulk import bulk_insert
+from apps.studies.models import Item
+from tests.factories import StudyFactory
+
+SHOWN = (
+    "study_id",
+    "external_id",
+    "text",
+    "source",
+    "language",
+    "context",
+    "safety_intercepted",
+    "offense_released_at",
+)
+# The other columns the table requires, at their model defaults (bulk rows carry every value).
+REST = [
+    f
+    for f in Item._meta.concrete_fields
+    if not f.primary_key and not f.null and f.attname not in SHOWN
+]
+COLUMNS = (*SHOWN, *(f.attname for f in REST))
+NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
+
+
+def _default(field: Any) -> Any:
+    return NOW if isinstance(field, models.DateTimeField) else field.get_default()
+
+
+# What COPY's text format must escape, what JSON must keep, and what a NULL must stay.
+TEXTS = [
+    "tab\there, newline\nthere, return\r, backslash \\ and \\N literally",
+    "程序员为什么分不清万圣节和圣诞节？因为 Oct 31 == Dec 25。",
+    "x",
+    "quotes ' and \" and a trailing backslash \\",
+]
+CONTEXTS = [{"turns": ["a\tb", 'say "hi"']}, {"键": "值"}, {}, {"n": 1.5, "none": None}]
+RELEASED = [None, datetime(2026, 11, 21, 12, 44, 3, 900000, tzinfo=UTC), None, None]
+
+
+def _rows(study_id: int) -> list[tuple[object, ...]]:
+    rest = tuple(_default(f) for f in REST)
+    return [
+        (
+            study_id,
+            f"x{k}",
+            text,
+            "model",
+            "zh" if k == 1 else "en",
+            ctx,
+            k % 2 == 0,
+            released,
+            *rest,
+        )
+        for k, (text, ctx, released) in enumerate(zip(TEXTS, CONTEXTS, RELEASED, strict=True))
+    ]
+
+
+def _check_round_trip(study_id: int, pks: list[int]) -> None:
+    stored = {item.pk: item for item in Item.objects.filter(study_id=study_id)}
+    assert sorted(stored) == sorted(pks)
+    for k, pk in enumerate(pks):
+        item = stored[pk]
+        assert item.external_id == f"x{k}"
+        assert item.text == TEXTS[k]
+        assert item.context == CONTEXTS[k]
+        assert item.safety_intercepted is (k % 2 == 0)
+        assert item.offense_released_at == RELEASED[k]
+        # An empty string stays empty, not NULL (COPY's text format tells them apart).
+        assert item.topic == ""
+
+
+@pytest.mark.django_db
+def test_values_and_keys_come_back_as_they_went_in():
+    study = StudyFactory()
+    with transaction.atomic():
+        pks = bulk_insert(Item, COLUMNS, iter(_rows(study.pk)), returning=True)
+    _check_round_trip(study.pk, pks)
+
+
+@pytest.mark.django_db
+def test_copy_chunks_keep_the_order_of_the_keys(postgres_only, monkeypatch):
+    """Rows span several COPY chunks; each chunk draws its keys from the table's sequence, so
+    keys of rows inserted another way before and after never collide."""
+    monkeypatch.setattr(bulk, "COPY_CHUNK", 3)
+    study = StudyFactory()
+    before = Item.objects.create(study=study, external_id="before", text="t", source="human")
+    rows = [(*row[:1], f"{row[1]}-{n}", *row[2:]) for n in range(3) for row in _rows(study.pk)]
+    with transaction.atomic():
+        pks = bulk_insert(Item, COLUMNS, rows, returning=True)
+    after = Item.objects.create(study=study, external_id="after", text="t", source="human")
+    assert len(pks) == len(set(pks)) == 12
+    assert before.pk < min(pks)
+    assert after.pk > max(pks)
+    by_pk = dict(Item.objects.filter(pk__in=pks).values_list("pk", "external_id"))
+    assert [by_pk[pk] for pk in pks] == [row[1] for row in rows]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refused_row_stores_nothing_of_the_batch():
+    study = StudyFactory()
+    rows = _rows(study.pk)
+    # A study that does not exist: the foreign key refuses the last row.
+    rows.append((study.pk + 10_000, "bad", *rows[0][2:]))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        bulk_insert(Item, COLUMNS, rows, returning=True)
+    assert not Item.objects.filter(study=study).exists()
