@@ -121,9 +121,8 @@ def _rater_pages(
 # Rater sessions in both studies at two widths until every task kind has shown: minutes on a
 # busy machine, longer than the suite's per-test limit allows.
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("language", LANGUAGES)
 def test_no_rater_page_of_the_demo_studies_scrolls_sideways(
-    demo_site, browser: Browser, live_server, language
+    demo_site, browser: Browser, live_server
 ):
     # A run of the results is already queued while these raters answer, as in a study in the
     # field: the answers only mark it (tasks run eagerly here, and each answer would otherwise
@@ -132,9 +131,11 @@ def test_no_rater_page_of_the_demo_studies_scrolls_sideways(
         AggregationState.objects.update_or_create(
             study=study, defaults={"scheduled": True, "scheduled_at": timezone.now()}
         )
+    # Both languages on one seeding of the demo: each rater's id names its language and width.
     problems = []
-    for width in WIDTHS:
-        problems.extend(
-            _rater_pages(browser, live_server, list(demo_site.values()), width, language)
-        )
+    for language in LANGUAGES:
+        for width in WIDTHS:
+            problems.extend(
+                _rater_pages(browser, live_server, list(demo_site.values()), width, language)
+            )
     assert not problems, "\n".join(problems)
