@@ -140,34 +140,11 @@ def _negative(
     second: np.ndarray,
     u_terms: tuple[np.ndarray, np.ndarray, np.ndarray, float] | None,
 ) -> tuple[float, np.ndarray]:
-    """Minus the (tiny-ridge) log-likelihood of the finite comparisons plus u's, and gradient."""
-    k = x.size - 1
-    s, tau = x[:k], (x[k] if fin.tie_free else fin.boundary())
-    tau_a = np.array([[tau]])
-    d = (s[fin.la] - s[fin.lb])[None, :]
-    value = float(_pair_loglik(fin.model, d, tau_a, first[None, :], second[None, :]).sum())
-    gd, gt, _, _, _ = _pair_derivatives(fin.model, d, tau_a, first[None, :], second[None, :])
-    grad = np.zeros(x.size)
-    np.add.at(grad, fin.la, gd[0])
-    np.add.at(grad, fin.lb, -gd[0])
-    g_tau = float(gt.sum())
-    tv, tg, _ = _tie_term(fin.model, np.array([tau]), np.array([fin.ties]))
-    value += float(tv[0])
-    g_tau += float(tg[0])
-    if u_terms is not None:
-        opp, wins, centre, t = u_terms
-        du = (s[centre].mean() + t - s[opp])[None, :]
-        # u's comparisons, u first: only wins (u was oriented to be undefeated).
-        u_first = wins[None, :]
-        u_second = wins[None, :] if fin.model == "davidson" else np.zeros_like(u_first)
-        value += float(_pair_loglik(fin.model, du, tau_a, u_first, u_second).sum())
-        gu, gtu, _, _, _ = _pair_derivatives(fin.model, du, tau_a, u_first, u_second)
-        np.add.at(grad, opp, -gu[0])
-        grad[centre] += gu[0].sum() / centre.size
-        g_tau += float(gtu.sum())
-    value -= fin.ridge * float(s @ s)
-    grad[:k] -= 2.0 * fin.ridge * s
-    grad[k] = g_tau if fin.tie_free else 0.0
+    """Minus the (tiny-ridge) log-likelihood of ``_newton_pieces`` and its gradient, for the
+    quasi-Newton path (the tie parameter held at its boundary where there is no tie)."""
+    value, grad, _ = _newton_pieces(x, fin, first, second, u_terms)
+    if not fin.tie_free:
+        grad[-1] = 0.0
     return -value, -grad
 
 
