@@ -27,6 +27,7 @@ from apps.dashboard.results.common import (
     load_questions,
 )
 from apps.findings.estimands import THESE_ITEMS, estimand_label, group_estimand, group_means
+from apps.reports.tables import PAIR_OUTCOMES
 from apps.studies.models import Question, Rubric, Study
 
 # What the statistics put in place of an item's empty humor type (apps/analysis/selectors.py).
@@ -149,9 +150,6 @@ def choice_tables(study: Study, payload: Payload) -> list[dict[str, Any]]:
     return tables
 
 
-PAIR_OUTCOME_KINDS = ("tie", "neither")
-
-
 def pair_outcome_block(
     request: HttpRequest, study: Study, payload: Payload
 ) -> dict[str, Any] | None:
@@ -159,7 +157,7 @@ def pair_outcome_block(
     judgments, per model and per rater background (the stored `pair_outcomes`); None when
     nobody answered either (the document then has no such section)."""
     section = payload.get("pair_outcomes") or {}
-    kinds = [kind for kind in PAIR_OUTCOME_KINDS if section.get(kind)]
+    kinds = [kind for kind in PAIR_OUTCOMES if section.get(kind)]
     if not kinds:
         return None
 
