@@ -351,6 +351,7 @@ CELERY_TASK_DEFAULT_QUEUE = "research"
 CELERY_TASK_ROUTES = {
     "apps.analysis.tasks.*": {"queue": "rater"},
     "apps.core.tasks.*": {"queue": "rater"},
+    "apps.raters.tasks.*": {"queue": "rater"},
     "apps.imports.tasks.*": {"queue": "research"},
     "apps.reports.tasks.*": {"queue": "research"},
     "apps.generation.tasks.*": {"queue": "external"},
@@ -378,6 +379,9 @@ EXPORT_SWEEP_SECONDS = env_int("EXPORT_SWEEP_SECONDS", 60, minimum=1)
 # beat the researcher pages say results may be out of date and /readyz reports the worker.
 WORKER_HEARTBEAT_SECONDS = env_int("WORKER_HEARTBEAT_SECONDS", 30, minimum=1)
 WORKER_STALE_SECONDS = env_int("WORKER_STALE_SECONDS", 180, minimum=2)
+# Sessions past their deadline are ended this often (and before a full group refuses anyone),
+# so a rater who walked away gives their quota place back without coming back.
+SESSION_SWEEP_SECONDS = env_int("SESSION_SWEEP_SECONDS", 60, minimum=5)
 CELERY_BEAT_SCHEDULE = {
     "aggregate-sweep": {
         "task": "apps.analysis.tasks.aggregate_sweep",
@@ -390,6 +394,10 @@ CELERY_BEAT_SCHEDULE = {
     "import-sweep": {
         "task": "apps.imports.tasks.import_sweep_task",
         "schedule": float(IMPORT_SWEEP_SECONDS),
+    },
+    "session-timeout-sweep": {
+        "task": "apps.raters.tasks.sessions_timeout_sweep_task",
+        "schedule": float(SESSION_SWEEP_SECONDS),
     },
     "worker-heartbeat": {
         "task": "apps.core.tasks.worker_heartbeat_task",

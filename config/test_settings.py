@@ -8,7 +8,26 @@ os.environ.setdefault("DEBUG", "0")
 os.environ.setdefault("SECRET_KEY", "test-secret-key-not-for-production")
 os.environ.setdefault("ALLOWED_HOSTS", "localhost,127.0.0.1,testserver")
 
-from config.settings import *  # noqa: F403
+
+def _redis_url_per_worker(url: str, worker: str) -> str:
+    """Each pytest-xdist worker gets its own Redis database, counting down from the one given.
+
+    The worker tests empty their database before they start; two workers sharing one would
+    empty each other's queues. PostgreSQL needs nothing: pytest-django names a test database
+    per worker.
+    """
+    base, _, number = url.rpartition("/")
+    if not worker.startswith("gw") or not number.isdigit():
+        return url
+    return f"{base}/{int(number) - int(worker[2:])}"
+
+
+if os.environ.get("REDIS_URL") and os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ["REDIS_URL"] = _redis_url_per_worker(
+        os.environ["REDIS_URL"], os.environ["PYTEST_XDIST_WORKER"]
+    )
+
+from config.settings import *  # noqa: E402, F403
 
 CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True

@@ -20,6 +20,7 @@ rater_patterns = [
     path("", rater_views.study_entry, name="entry"),
     path("task/", task_views.task_page, name="task"),
     path("end/", rater_views.session_end, name="end"),
+    path("return/", rater_views.session_return, name="return"),
 ]
 
 rater_api_patterns = [

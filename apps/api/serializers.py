@@ -122,6 +122,9 @@ class StudyOut(StudySummaryOut):
     )
     prolific_completion_code = serializers.CharField()
     prolific_screenout_code = serializers.CharField()
+    prolific_no_consent_code = serializers.CharField()
+    prolific_bonus_per_attention_pass = serializers.DecimalField(max_digits=6, decimal_places=2)
+    prolific_bonus_on_completion = serializers.DecimalField(max_digits=6, decimal_places=2)
     task_mix = TaskMixSerializer()
     random_seed = serializers.IntegerField()
     groups = BackgroundGroupOut(many=True, source="background_groups.all")
@@ -220,6 +223,25 @@ class StudyConfigureIn(StrictSerializer):
         max_length=64, required=False, allow_blank=True
     )
     prolific_screenout_code = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    prolific_no_consent_code = serializers.CharField(
+        max_length=64, required=False, allow_blank=True
+    )
+    # Strings in JSON (as DRF writes decimals); the range is the study's rule, checked by the
+    # service with the same message as the set-up page.
+    prolific_bonus_per_attention_pass = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        required=False,
+        coerce_to_string=True,
+        help_text="Bonus per passed attention check, 0 to 100, to the cent.",
+    )
+    prolific_bonus_on_completion = serializers.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        required=False,
+        coerce_to_string=True,
+        help_text="Bonus for a completed session, 0 to 100, to the cent.",
+    )
     task_mix = TaskMixSerializer(
         required=False,
         help_text="Replaces the whole mix: a kind left out gets share 0. Not all zero.",
@@ -441,6 +463,7 @@ class _ProgressSessions(serializers.Serializer):
     completed = serializers.IntegerField()
     timed_out = serializers.IntegerField()
     withdrawn = serializers.IntegerField()
+    returned = serializers.IntegerField(help_text="Returned on Prolific; their places given back.")
     imported = serializers.IntegerField()
 
 
@@ -572,6 +595,27 @@ class ExclusionIn(StrictSerializer):
         choices=JudgmentKind.choices, required=False, default="", help_text="For a judgment."
     )
     reason = serializers.CharField(max_length=2000)
+
+
+class ProlificReturnsIn(StrictSerializer):
+    participant_ids = serializers.ListField(
+        child=serializers.CharField(max_length=64, allow_blank=False),
+        min_length=1,
+        max_length=10_000,
+        help_text="Prolific participant ids whose submissions were returned or timed out.",
+    )
+
+
+class ProlificReturnsOut(serializers.Serializer):
+    returned = serializers.IntegerField(help_text="Sessions ended as returned by this call.")
+    already = serializers.IntegerField(help_text="Ids whose session had already ended.")
+
+
+class ProlificBonusOut(serializers.Serializer):
+    participant_id = serializers.CharField()
+    attention_passed = serializers.IntegerField()
+    completed = serializers.BooleanField()
+    amount = serializers.DecimalField(max_digits=10, decimal_places=2)
 
 
 class ExclusionUndoIn(StrictSerializer):

@@ -40,6 +40,16 @@ urlpatterns = [
     ),
     path("studies/<slug:slug>/exclusions/", views.StudyExclusionsApi.as_view(), name="exclusions"),
     path(
+        "studies/<slug:slug>/prolific/returns/",
+        views.StudyProlificReturnsApi.as_view(),
+        name="prolific-returns",
+    ),
+    path(
+        "studies/<slug:slug>/prolific/bonuses/",
+        views.StudyProlificBonusesApi.as_view(),
+        name="prolific-bonuses",
+    ),
+    path(
         "studies/<slug:slug>/exclusions/<int:exclusion_id>/undo/",
         views.StudyExclusionUndoApi.as_view(),
         name="exclusion-undo",

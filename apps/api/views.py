@@ -52,6 +52,7 @@ from apps.imports.selectors import import_job_get
 from apps.imports.services import PayloadTooLarge, import_job_create, import_upload_check
 from apps.judgments.importing import JUDGMENT_JSON_COLUMNS
 from apps.judgments.services import study_judgments_import_records
+from apps.raters.prolific import prolific_bonuses, prolific_returns_mark
 from apps.reports import services as reports
 from apps.reports.models import ExportFormat
 from apps.reports.selectors import export_job_get
@@ -697,6 +698,47 @@ class StudyExclusionsApi(ResearcherApi):
         data.is_valid(raise_exception=True)
         exclusion = exclusion_create(study=study, user=request.user, **data.validated_data)
         return Response(s.ExclusionOut(exclusion).data, status=status.HTTP_201_CREATED)
+
+
+# --- Prolific ------------------------------------------------------------------------------------
+
+
+class StudyProlificReturnsApi(ResearcherApi):
+    @extend_schema(
+        operation_id="studies_prolific_returns",
+        summary="Mark Prolific submissions returned: their sessions end, their places go back",
+        description="All or nothing: an id that is not a Prolific participant of the study, or "
+        "one who completed it, refuses the list (400, every bad entry listed by its position "
+        "from 1) and changes nothing. Ids already ended are counted in `already`.",
+        parameters=[_SLUG],
+        request=s.ProlificReturnsIn,
+        responses={200: s.ProlificReturnsOut, **_errors(*_WRITE)},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        study = self.study(request, slug)
+        data = s.ProlificReturnsIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        ids = data.validated_data["participant_ids"]
+        if any(("\n" in pid or "\r" in pid or "," in pid or "\t" in pid) for pid in ids):
+            raise DomainError(
+                "participant ids cannot hold commas or line breaks", field="participant_ids"
+            )
+        marked = prolific_returns_mark(study=study, text="\n".join(ids))
+        return Response(s.ProlificReturnsOut(marked).data)
+
+
+class StudyProlificBonusesApi(ResearcherApi):
+    @extend_schema(
+        operation_id="studies_prolific_bonuses",
+        summary="Each Prolific participant's bonus under the study's rules",
+        description="The rows of the bulk-bonus file (the Prolific page downloads it as "
+        "`participant id,amount` lines); participants whose bonus is zero are left out.",
+        parameters=[_SLUG],
+        responses={200: s.ProlificBonusOut(many=True), **_errors(*_READ)},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        bonuses = prolific_bonuses(study=self.study(request, slug))
+        return Response(s.ProlificBonusOut(bonuses, many=True).data)
 
 
 class StudyExclusionUndoApi(ResearcherApi):

@@ -19,7 +19,7 @@ from apps.assignments.selectors import rater_tasks, score_response_awaiting_verd
 from apps.assignments.services import assignment_next
 from apps.core.errors import SessionExpired
 from apps.judgments.models import ScoreResponse
-from apps.raters.models import RaterSession
+from apps.raters.models import Rater, RaterSession
 from apps.raters.selectors import rater_and_session_for_request
 from apps.raters.services import rater_session_check_open, rater_session_end
 from apps.studies import scales
@@ -155,6 +155,11 @@ def task_view_model(study: Study, assignment: Assignment) -> dict[str, Any]:
     return view
 
 
+def _return_url(study: Study, rater: Rater) -> str:
+    # Only a Prolific participant has a submission to return; anyone else just closes the tab.
+    return reverse("raters:return", args=[study.slug]) if rater.from_prolific else ""
+
+
 def _session_context(study: Study, session: RaterSession, done: int) -> dict[str, Any]:
     planned = max(study.tasks_per_session, done)
     return {
@@ -195,6 +200,7 @@ def task_page(request: HttpRequest, slug: str) -> HttpResponse:
         # The task just given is still open, so it does not change the count read before.
         "session": _session_context(study, session, done),
         "end_url": end_url,
+        "return_url": _return_url(study, rater),
     }
     return render(request, f"assignments/task_{assignment.kind}.html", context)
 

@@ -138,6 +138,9 @@ class StudySettingsForm(forms.ModelForm):
             "min_raters_per_item": _("Min raters per item"),
             "prolific_completion_code": _("Prolific completion code"),
             "prolific_screenout_code": _("Prolific screenout code"),
+            "prolific_no_consent_code": _("Prolific code for declining consent"),
+            "prolific_bonus_per_attention_pass": _("Prolific bonus per passed attention check"),
+            "prolific_bonus_on_completion": _("Prolific bonus for a completed session"),
             "screening_top_k": _("Candidates kept per model by screening (top K)"),
             "exclusion_max_attention_failures": _("Attention-check failures allowed"),
             "exclusion_speeder_seconds": _("Speeder threshold (seconds per task)"),
@@ -163,6 +166,18 @@ class StudySettingsForm(forms.ModelForm):
             "pair_offers_neither": _(
                 "Neither is funny, or the rater does not get them: reported as its own rate per "
                 "item and model, and no evidence about their order."
+            ),
+            "prolific_no_consent_code": _(
+                "Shown with a link back to Prolific to a participant who declines consent, so "
+                "they can return the study without an empty submission."
+            ),
+            "prolific_bonus_per_attention_pass": _(
+                "Builds the bulk-bonus file on the Prolific page: this amount for each attention "
+                "check a Prolific participant passed."
+            ),
+            "prolific_bonus_on_completion": _(
+                "Added to the bulk-bonus file for each Prolific participant whose session ended "
+                "complete."
             ),
             "screening_top_k": _(
                 "A screening run promotes this many candidates per model, by FunnyScore, into "
@@ -206,7 +221,12 @@ class StudySettingsForm(forms.ModelForm):
         mix = self.instance.task_mix or {}
         for kind in ("scorecard", "pair", "turing"):
             self.fields[f"share_{kind}"].initial = mix.get(kind, 0.0)
-        for name in ("prolific_completion_code", "prolific_screenout_code", "description"):
+        for name in (
+            "prolific_completion_code",
+            "prolific_screenout_code",
+            "prolific_no_consent_code",
+            "description",
+        ):
             self.fields[name].required = False
         self.initial["style_covariates"] = ", ".join(self.instance.style_covariates or [])
 

@@ -64,6 +64,7 @@ def study_nav(*, study: Study, path: str) -> list[Group]:
         (_("Progress"), overview),
         *((sections[key], _section(slug, key)) for key in COLLECT_SECTIONS),
         (_("Exclusions"), reverse("exclusions:page", args=[slug])),
+        (_("Prolific"), reverse("dashboard:prolific", args=[slug])),
     ]
     results = [
         (_("Summary"), reverse("dashboard:results", args=[slug])),

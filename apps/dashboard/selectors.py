@@ -70,6 +70,7 @@ def study_progress(*, study: Study) -> dict[str, Any]:
             | Q(ended_at__isnull=True, deadline__lte=now),
         ),
         withdrawn=Count("pk", filter=Q(end_reason=RaterSession.EndReason.WITHDRAWN)),
+        returned=Count("pk", filter=Q(end_reason=RaterSession.EndReason.RETURNED)),
         imported=Count("pk", filter=Q(end_reason=RaterSession.EndReason.IMPORTED)),
     )
     items = list(

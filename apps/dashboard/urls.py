@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from apps.dashboard import imports, results, views
+from apps.dashboard import imports, prolific, results, views
 
 app_name = "dashboard"
 
@@ -21,6 +21,8 @@ urlpatterns = [
         name="import_job_state",
     ),
     path("<slug:slug>/status/", views.status_change, name="status"),
+    path("<slug:slug>/prolific/", prolific.prolific_page, name="prolific"),
+    path("<slug:slug>/prolific/bonuses.csv", prolific.prolific_bonus_file, name="prolific_bonuses"),
     path("<slug:slug>/results/", results.summary, name="results"),
     path("<slug:slug>/results/data/<slug:name>.csv", results.chart_data, name="results_data"),
     path("<slug:slug>/results/<slug:section>/", results.section, name="results_section"),

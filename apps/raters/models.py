@@ -38,10 +38,11 @@ class BackgroundGroup(models.Model):
     label = models.JSONField(default=dict, help_text='Per language: {"en": ..., "zh": ...}.')
     position = models.PositiveSmallIntegerField(default=0)
     quota = models.PositiveIntegerField(null=True, blank=True)
-    # Places taken by enrolment. In a study with one language, the raters enrolled, only ever
-    # changed by a conditional UPDATE (`filled < quota`). In a study with several, the quota
+    # Places held by enrolled raters; a returned or timed-out session gives its place back. In a
+    # study with one language, the raters holding one, only ever changed by a conditional UPDATE
+    # (`filled < quota` to take, `filled - 1` to give back). In a study with several, the quota
     # counts per language (up to `quota` raters of the group for each language) and this is the
-    # places taken in the group's fullest language, set under the group's row lock.
+    # places held in the group's fullest language, set under the group's row lock.
     filled = models.PositiveIntegerField(default=0)
 
     class Meta:
@@ -90,6 +91,9 @@ class Rater(TimeStampedModel):
     # Enrolled through a Prolific link (a PROLIFIC_PID): only such a rater is shown Prolific's
     # completion code and its way back; anyone else has no Prolific submission to complete.
     from_prolific = models.BooleanField(default=False)
+    # When the rater's place in their group's quota was given back (their session was returned
+    # or timed out): set once, by a conditional UPDATE, so a place is never given back twice.
+    place_released_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["study", "external_id"]
@@ -112,6 +116,8 @@ class RaterSession(models.Model):
         COMPLETED = "completed", "Completed"
         TIMED_OUT = "timed_out", "Timed out"
         WITHDRAWN = "withdrawn", "Withdrawn"
+        # Returned on Prolific: said by the rater on our page, or marked by the researcher.
+        RETURNED = "returned", "Returned"
         IMPORTED = "imported", "Imported"
 
     rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="sessions")

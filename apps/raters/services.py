@@ -241,6 +241,17 @@ def _reading_languages(study: Study, languages: Sequence[str] | None) -> list[st
     return [code for code in study.languages if code in chosen]
 
 
+def _places_by_language(group: BackgroundGroup) -> Counter[str]:
+    """Places held in each language by the group's enrolled raters (call under its lock)."""
+    per_language: Counter[str] = Counter()
+    holding = Rater.objects.filter(
+        background=group, origin=Rater.Origin.ENROLLED, place_released_at__isnull=True
+    )
+    for codes in holding.values_list("languages", flat=True):
+        per_language.update(codes or ())
+    return per_language
+
+
 def _take_places(study: Study, group: BackgroundGroup, languages: list[str]) -> list[str]:
     """Take this rater's places in their group's quota; the languages they got a place in.
 
@@ -249,7 +260,7 @@ def _take_places(study: Study, group: BackgroundGroup, languages: list[str]) -> 
     language, so readers of one language cannot fill the places the other's items need. A
     bilingual rater takes a place in each of their languages that has room and is given work
     in those. Counted under the group's row lock (enrolments in one group queue for a moment),
-    quota or not, so `filled` always means the places taken in the group's fullest language.
+    quota or not, so `filled` always means the places held in the group's fullest language.
     """
     if not study.asks_languages:
         taken = (
@@ -259,10 +270,7 @@ def _take_places(study: Study, group: BackgroundGroup, languages: list[str]) -> 
         )
         return languages if taken else []
     locked = BackgroundGroup.objects.select_for_update().get(pk=group.pk)
-    per_language: Counter[str] = Counter()
-    enrolled = Rater.objects.filter(background=locked, origin=Rater.Origin.ENROLLED)
-    for codes in enrolled.values_list("languages", flat=True):
-        per_language.update(codes or ())
+    per_language = _places_by_language(locked)
     quota = locked.quota
     room = [code for code in languages if quota is None or per_language[code] < quota]
     if room:
@@ -270,6 +278,63 @@ def _take_places(study: Study, group: BackgroundGroup, languages: list[str]) -> 
         fullest = max(per_language[code] for code in study.languages)
         BackgroundGroup.objects.filter(pk=locked.pk).update(filled=fullest)
     return room
+
+
+# Ends of a session that give its quota place back: the rater left the study (returned it on
+# Prolific) or ran out of time, so the group's data needs someone else. A completed or
+# withdrawn-by-closing session keeps its place.
+RELEASING_ENDS = frozenset({RaterSession.EndReason.TIMED_OUT, RaterSession.EndReason.RETURNED})
+
+
+def _release_place(rater_id: int, now: datetime) -> bool:
+    """Give back the rater's place in their group's quota, at most once; True if this call did.
+
+    Under the same lock as enrolment: the group row, which the one-language enrolment's
+    conditional UPDATE and the several-language count both lock. The rater's mark is a
+    conditional UPDATE in the same transaction, so two concurrent releases give back one place.
+    """
+    rater = Rater.objects.select_related("study").filter(pk=rater_id).first()
+    if rater is None or rater.origin != Rater.Origin.ENROLLED or rater.background_id is None:
+        return False
+    with transaction.atomic():
+        if rater.study.asks_languages:
+            locked = BackgroundGroup.objects.select_for_update().get(pk=rater.background_id)
+        marked = Rater.objects.filter(pk=rater_id, place_released_at__isnull=True).update(
+            place_released_at=now
+        )
+        if not marked:
+            return False
+        if rater.study.asks_languages:
+            per_language = _places_by_language(locked)
+            fullest = max((per_language[code] for code in rater.study.languages), default=0)
+            BackgroundGroup.objects.filter(pk=locked.pk).update(filled=fullest)
+        else:
+            BackgroundGroup.objects.filter(pk=rater.background_id, filled__gt=0).update(
+                filled=F("filled") - 1
+            )
+    return True
+
+
+def sessions_release_timed_out(
+    *, study: Study | None = None, group: BackgroundGroup | None = None, now: datetime | None = None
+) -> int:
+    """End the open sessions whose deadline has passed (of a group, a study, or all), giving
+    their places back; how many ended. Run before a full group refuses someone, and by the
+    periodic sweep, so a rater who walks away does not hold a place until they come back."""
+    now = now or timezone.now()
+    overdue = RaterSession.objects.filter(ended_at__isnull=True, deadline__lte=now)
+    if group is not None:
+        overdue = overdue.filter(rater__background=group)
+    elif study is not None:
+        overdue = overdue.filter(rater__study=study)
+    ended = 0
+    for session in overdue.order_by("pk"):
+        before = session.ended_at
+        session = rater_session_end(
+            session=session, reason=RaterSession.EndReason.TIMED_OUT, now=now
+        )
+        ended += before is None and session.end_reason == RaterSession.EndReason.TIMED_OUT
+    return ended
 
 
 def rater_resume(*, study: Study, external_id: str, prolific_session_id: str) -> Enrollment | None:
@@ -325,6 +390,9 @@ def rater_enroll(
     if group is None:
         raise DomainError(f"unknown background group {background!r}", field="background")
     reads = _reading_languages(study, languages)
+    if group.quota is not None and group.filled >= group.quota:
+        # Places held by sessions whose time ran out are given back before anyone is refused.
+        sessions_release_timed_out(group=group, now=now)
     try:
         with transaction.atomic():
             places = _take_places(study, group, reads)
@@ -359,17 +427,34 @@ def rater_enroll(
 def rater_session_end(
     *, session: RaterSession, reason: str, now: datetime | None = None
 ) -> RaterSession:
-    """End a session once; later calls leave the first end in place. Open tasks expire."""
+    """End a session once; later calls leave the first end in place. Open tasks expire, and a
+    returned or timed-out session gives its quota place back in the same transaction."""
     from apps.assignments.services import assignments_expire_for_session
 
     now = now or timezone.now()
     ended_at = min(now, session.deadline) if reason == RaterSession.EndReason.TIMED_OUT else now
-    RaterSession.objects.filter(pk=session.pk, ended_at__isnull=True).update(
-        ended_at=ended_at, end_reason=reason
-    )
-    assignments_expire_for_session(session=session)
+    with transaction.atomic():
+        ended = RaterSession.objects.filter(pk=session.pk, ended_at__isnull=True).update(
+            ended_at=ended_at, end_reason=reason
+        )
+        if ended and reason in RELEASING_ENDS:
+            _release_place(session.rater_id, now)
+        assignments_expire_for_session(session=session)
     session.refresh_from_db()
     return session
+
+
+_ENDED_MESSAGES = {
+    RaterSession.EndReason.TIMED_OUT: (
+        "your session's time is up; answers can no longer be submitted",
+        "session_timed_out",
+    ),
+    RaterSession.EndReason.RETURNED: (
+        "you returned this study, so your place was given to someone else; answers can no "
+        "longer be submitted",
+        "session_returned",
+    ),
+}
 
 
 def rater_session_check_open(*, session: RaterSession, now: datetime | None = None) -> None:
@@ -378,11 +463,8 @@ def rater_session_check_open(*, session: RaterSession, now: datetime | None = No
     if session.ended_at is None and now >= session.deadline:
         rater_session_end(session=session, reason=RaterSession.EndReason.TIMED_OUT, now=now)
     if session.ended_at is not None:
-        raise SessionExpired(
-            "your session has ended; answers can no longer be submitted"
-            if session.end_reason != RaterSession.EndReason.TIMED_OUT
-            else "your session's time is up; answers can no longer be submitted",
-            code="session_timed_out"
-            if session.end_reason == RaterSession.EndReason.TIMED_OUT
-            else "session_ended",
+        message, code = _ENDED_MESSAGES.get(
+            RaterSession.EndReason(session.end_reason),
+            ("your session has ended; answers can no longer be submitted", "session_ended"),
         )
+        raise SessionExpired(message, code=code)

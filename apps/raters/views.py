@@ -22,6 +22,7 @@ from apps.raters.services import (
     rater_enroll,
     rater_resume,
     rater_session_check_open,
+    rater_session_end,
 )
 from apps.studies.models import Study
 from apps.studies.selectors import study_for_raters
@@ -86,6 +87,16 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     _keep_prolific(request, study, prolific)
     if study.status != Study.Status.OPEN:
         return _unavailable(request, study, 409)
+    if request.method == "POST" and "decline" in request.POST:
+        # Declining stores nothing; a Prolific participant leaves with the study's code for it.
+        return render(
+            request,
+            "raters/declined.html",
+            {
+                "study": study,
+                "no_consent_code": study.prolific_no_consent_code if prolific.get("pid") else "",
+            },
+        )
     form = EnrollForm(request.POST or None, study=study)
     status = 200
     if request.method == "POST":
@@ -133,6 +144,33 @@ def study_entry(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "raters/enroll.html", {"study": study, "form": form}, status=status)
 
 
+@require_http_methods(["GET", "POST"])
+def session_return(request: HttpRequest, slug: str) -> HttpResponse:
+    """A Prolific participant returning the study from our side: asked once, then their session
+    ends as returned and their place goes back to their group's quota at once."""
+    study = study_for_raters(slug=slug)
+    rater = rater_for_request(request=request, study=study)
+    if rater is None:
+        return HttpResponseRedirect(reverse("raters:entry", args=[study.slug]))
+    session = rater_session_get(rater=rater)
+    end_url = reverse("raters:end", args=[study.slug])
+    try:
+        rater_session_check_open(session=session)
+    except SessionExpired:
+        return HttpResponseRedirect(end_url)
+    if not rater.from_prolific:
+        # Nothing to return anywhere: this page is for Prolific's participants.
+        return HttpResponseRedirect(reverse("raters:task", args=[study.slug]))
+    if request.method == "POST":
+        rater_session_end(session=session, reason=RaterSession.EndReason.RETURNED)
+        return HttpResponseRedirect(end_url)
+    return render(
+        request,
+        "raters/return.html",
+        {"study": study, "task_url": reverse("raters:task", args=[study.slug])},
+    )
+
+
 def session_end(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_for_raters(slug=slug)
     rater = rater_for_request(request=request, study=study)
@@ -154,7 +192,12 @@ def session_end(request: HttpRequest, slug: str) -> HttpResponse:
             "study": study,
             "session": session,
             "timed_out": session.end_reason == RaterSession.EndReason.TIMED_OUT,
-            # Prolific's code and way back, for a rater who came from Prolific only.
-            "completion_code": study.prolific_completion_code if rater.from_prolific else "",
+            "returned": session.end_reason == RaterSession.EndReason.RETURNED,
+            "place_released": rater.place_released_at is not None,
+            # Prolific's code and way back, for a rater who came from Prolific only; a returned
+            # submission has no code to complete with.
+            "completion_code": study.prolific_completion_code
+            if rater.from_prolific and session.end_reason != RaterSession.EndReason.RETURNED
+            else "",
         },
     )

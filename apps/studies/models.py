@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Collection, Iterable
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -236,6 +237,15 @@ class Study(TimeStampedModel):
     screening_top_k = models.PositiveSmallIntegerField(default=20)
     prolific_completion_code = models.CharField(max_length=64, blank=True)
     prolific_screenout_code = models.CharField(max_length=64, blank=True)
+    # Shown to a Prolific participant who declines consent, so they can leave with a code.
+    prolific_no_consent_code = models.CharField(max_length=64, blank=True)
+    # Bonus rules for Prolific's bulk bonus (amounts in the study's Prolific currency).
+    prolific_bonus_per_attention_pass = models.DecimalField(
+        max_digits=6, decimal_places=2, default=Decimal("0.00")
+    )
+    prolific_bonus_on_completion = models.DecimalField(
+        max_digits=6, decimal_places=2, default=Decimal("0.00")
+    )
     random_seed = models.BigIntegerField(default=_new_seed)
 
     class Meta:
@@ -258,6 +268,12 @@ class Study(TimeStampedModel):
                 violation_error_message="Pairs need at least one opponent and no more opponents than appearances.",
             ),
             models.CheckConstraint(condition=Q(random_seed__gte=0), name="study_seed_nonnegative"),
+            models.CheckConstraint(
+                condition=Q(prolific_bonus_per_attention_pass__gte=0)
+                & Q(prolific_bonus_on_completion__gte=0),
+                name="study_prolific_bonuses_nonnegative",
+                violation_error_message="Bonus amounts cannot be negative.",
+            ),
             models.CheckConstraint(
                 condition=Q(culture_fdr__gt=0) & Q(culture_fdr__lt=1),
                 name="study_culture_fdr_open_unit_interval",

@@ -8,6 +8,7 @@ Every numeric setting must be a finite number in its range: NaN slips past compa
 from __future__ import annotations
 
 import math
+from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
 
 from django.utils.translation import gettext as _
@@ -45,6 +46,35 @@ RANGES: dict[str, tuple[float, float, str]] = {
 OPEN_RANGES: dict[str, tuple[float, float, str]] = {
     "culture_fdr": (0, 1, gettext_noop("the culture test's false-discovery rate q")),
 }
+
+
+# Prolific bonus rules: an amount in the study's Prolific currency, to the cent.
+BONUS_SETTINGS: dict[str, str] = {
+    "prolific_bonus_per_attention_pass": gettext_noop("the bonus per passed attention check"),
+    "prolific_bonus_on_completion": gettext_noop("the bonus for a completed session"),
+}
+MAX_BONUS = Decimal("100")
+
+
+def bonus_problem(name: str, value: Any) -> str | None:
+    """An amount from 0 to 100 with at most two decimals, else the problem."""
+    amount: Decimal | None = None
+    if isinstance(value, Decimal | int | float | str) and not isinstance(value, bool):
+        try:
+            amount = Decimal(str(value))
+        except InvalidOperation:
+            amount = None
+    if (
+        amount is None
+        or not amount.is_finite()
+        or not 0 <= amount <= MAX_BONUS
+        or amount != amount.quantize(Decimal("0.01"))
+    ):
+        return _("%(what)s must be an amount from 0 to %(high)s with at most two decimals") % {
+            "what": _(BONUS_SETTINGS[name]),
+            "high": f"{MAX_BONUS:g}",
+        }
+    return None
 
 
 def _real(value: Any) -> float | None:
@@ -120,6 +150,10 @@ def study_settings_problem(study: Study) -> tuple[str, str] | None:
             return name, problem
     for name in OPEN_RANGES:
         problem = open_number_problem(name, getattr(study, name))
+        if problem:
+            return name, problem
+    for name in BONUS_SETTINGS:
+        problem = bonus_problem(name, getattr(study, name))
         if problem:
             return name, problem
     if study.pair_min_opponents > study.pair_appearances_per_item:

@@ -97,6 +97,7 @@ def researcher_pages(study: Study) -> list[str]:
         f"{base}screening/offense/",
         f"{base}screening/judge/",
         f"{base}exclusions/",
+        f"{base}prolific/",
     ]
     if study.rubric.kind == "content":
         pages.append(f"{base}content/")
