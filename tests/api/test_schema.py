@@ -30,6 +30,8 @@ RESEARCHER_OPERATIONS = {
     ("/api/v1/studies/{slug}/exclusions/", "get"),
     ("/api/v1/studies/{slug}/exclusions/", "post"),
     ("/api/v1/studies/{slug}/exclusions/{exclusion_id}/undo/", "post"),
+    ("/api/v1/studies/{slug}/prolific/returns/", "post"),
+    ("/api/v1/studies/{slug}/prolific/bonuses/", "get"),
     ("/api/v1/studies/{slug}/prompt-sets/", "get"),
     ("/api/v1/studies/{slug}/prompt-sets/", "post"),
     ("/api/v1/studies/{slug}/prompt-sets/{set_id}/", "get"),

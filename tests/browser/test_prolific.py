@@ -35,10 +35,10 @@ WORDS = {
     },
     "zh": {
         "decline": "我不同意",
-        "declined": "你选择了不参加",
+        "declined": "您选择了不参加",
         "return": "退回这项研究",
         "confirm": "退回研究",
-        "returned": "你已退回这项研究",
+        "returned": "您已退回这项研究",
         "marked": "个会话已标记为退回",
         "nobody": "没有 Prolific 参与者",
     },

@@ -177,7 +177,7 @@ def test_a_late_answer_from_a_returned_session_is_410_naming_the_return_and_stor
     # The task page sends them to the end page, which says what happened, without a code.
     assert client.get(f"/s/{study.slug}/task/")["Location"] == f"/s/{study.slug}/end/"
     end = client.get(f"/s/{study.slug}/end/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
-    assert "你已退回这项研究" in end
+    assert "您已退回这项研究" in end
     assert "LAUGHDEMO" not in end
 
 
@@ -195,7 +195,7 @@ def test_only_a_prolific_participant_is_offered_the_return_page():
 
 
 @pytest.mark.parametrize(
-    ("language", "words"), [("en", "You chose not to take part"), ("zh-hans", "你选择了不参加")]
+    ("language", "words"), [("en", "You chose not to take part"), ("zh-hans", "您选择了不参加")]
 )
 def test_declining_consent_stores_nothing_and_gives_a_prolific_participant_the_code(
     language, words
