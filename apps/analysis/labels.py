@@ -410,6 +410,20 @@ def warning_text(warning: Mapping[str, Any]) -> str:
             "value": _number(p["value"]),
             "threshold": _number(p["threshold"]),
         }
+    if code == "session_drift":
+        return _(
+            "Late answers differ: within a session, %(question)s changes by %(size)s points per "
+            "10 minutes (95%% interval %(low)s to %(high)s; each rater compared with "
+            "themselves). The method keeps sessions under %(best)s minutes; scores drop after "
+            "%(drop)s."
+        ) % {
+            "question": question_label(str(p.get("question") or "")),
+            "size": _number(p.get("size")),
+            "low": _number(p.get("low")),
+            "high": _number(p.get("high")),
+            "best": _number(p.get("best")),
+            "drop": _number(p.get("drop")),
+        }
     return str(warning.get("message") or code)
 
 
@@ -429,6 +443,7 @@ def warning_title(code: str) -> str:
         "controversial": _("controversial"),
         "culture_dependent": _("culture-dependent"),
         "held_items_counted": _("held items counted"),
+        "session_drift": _("drift within sessions"),
     }
     return titles.get(code, code)
 

@@ -154,6 +154,10 @@ class StudySettingsForm(forms.ModelForm):
             "count_held_items": _("Count the ratings of items the offense filter holds"),
         }
         help_texts = {
+            "session_minutes": _(
+                "The method: sessions work best under 30 minutes, and scores drop after 45. "
+                "The quality page tests this study's own drift within sessions."
+            ),
             "allow_cross_language_pairs": _(
                 "Let raters who read several of the study's languages compare items across "
                 "languages in A/B pairs. Off by default: a cross-language pair measures "
@@ -226,9 +230,22 @@ class StudySettingsForm(forms.ModelForm):
             "prolific_screenout_code",
             "prolific_no_consent_code",
             "description",
+            "prolific_bonus_per_attention_pass",
+            "prolific_bonus_on_completion",
         ):
             self.fields[name].required = False
         self.initial["style_covariates"] = ", ".join(self.instance.style_covariates or [])
+
+    def _bonus(self, name: str) -> Any:
+        # Left empty: no change (a form that predates the bonus rules keeps them as they are).
+        value = self.cleaned_data.get(name)
+        return getattr(self.instance, name) if value is None else value
+
+    def clean_prolific_bonus_per_attention_pass(self) -> Any:
+        return self._bonus("prolific_bonus_per_attention_pass")
+
+    def clean_prolific_bonus_on_completion(self) -> Any:
+        return self._bonus("prolific_bonus_on_completion")
 
     def clean_style_covariates(self) -> list[str]:
         text = self.cleaned_data.get("style_covariates") or ""

@@ -376,6 +376,14 @@ def diagnostics_table(document: dict[str, Any]) -> Table:
     fatigue = diagnostics.get("fatigue") or {}
     if fatigue.get("slope"):
         rows.append(["fatigue_slope_per_minute", "", *_interval(fatigue["slope"])])
+    drift = diagnostics.get("session_drift") or {}
+    for clock in ("per_minute", "per_position"):
+        if (drift.get(clock) or {}).get("value") is not None:
+            rows.append([f"drift_within_raters_{clock}", "", *_interval(drift[clock])])
+    for level, entry in sorted((drift.get("by_level") or {}).items()):
+        for clock in ("per_minute", "per_position"):
+            if (entry.get(clock) or {}).get("value") is not None:
+                rows.append([f"drift_within_raters_{clock}", level, *_interval(entry[clock])])
     for b in fatigue.get("bins") or []:
         rows.append(
             [

@@ -49,6 +49,7 @@ from apps.analysis.stats.diagnostics import (
     position_bias_p_value,
     sample_size_warnings,
 )
+from apps.analysis.stats.drift import drift_warnings, session_drift
 from apps.analysis.stats.ends import (
     EndBounds,
     end_ranks,
@@ -942,6 +943,19 @@ def _diagnostics(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
             rounds=rounds,
             seed=seed + 1,
         )
+        # The test of the same drift with every rater their own baseline (the pooled trend
+        # above mixes raters who reach late minutes with change within a session).
+        result["session_drift"] = {
+            "question": inputs.questions[primary].name,
+            **session_drift(
+                inputs.score_seconds[rows] / 60.0,
+                inputs.score_value[rows],
+                inputs.score_rater[rows],
+                np.asarray(inputs.item_level, dtype=object)[inputs.score_item[rows]],
+                seed=seed + 3,
+                rounds=rounds,
+            ),
+        }
     group_of_rater, names = _rater_groups(inputs)
     if names and inputs.score_item.size:
         scorecards = np.unique(np.stack([inputs.score_item, inputs.score_rater]), axis=1)
@@ -1201,6 +1215,7 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
         }
         for name, entry in agreement.items()
     }
+    diagnostics = _diagnostics(inputs, seed + _SEED_DIAG, rounds)
     return {
         "seed": seed,
         "rounds": rounds,
@@ -1240,7 +1255,7 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
         "groups": groups,
         "models": models,
         "turing": _turing(inputs, seed + _SEED_TURING, rounds, models),
-        "diagnostics": _diagnostics(inputs, seed + _SEED_DIAG, rounds),
+        "diagnostics": diagnostics,
         # Only for rubrics with choice questions, so other documents are unchanged.
         **(
             {
@@ -1278,7 +1293,8 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
             inputs, _offensive_items(inputs), seed=seed + _SEED_STYLE, rounds=rounds, level=LEVEL
         ),
         "reliability": reliability_section(inputs, seed=seed + _SEED_RELIABILITY, rounds=rounds),
-        "warnings": _warnings(inputs, items, public_agreement, bt),
+        "warnings": _warnings(inputs, items, public_agreement, bt)
+        + drift_warnings(diagnostics.get("session_drift")),
     }
 
 

@@ -19,6 +19,40 @@ from apps.findings import figures
 from apps.studies.models import Study
 
 
+def _per_ten_minutes(interval: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A per-minute slope shown per 10 minutes, where a drift reads as a size."""
+    if not interval or interval.get("value") is None:
+        return None
+    return {
+        key: None if interval.get(key) is None else 10 * float(interval[key])
+        for key in ("value", "ci_low", "ci_high")
+    }
+
+
+def drift_context(diagnostics: dict[str, Any]) -> dict[str, Any] | None:
+    """The within-session drift test, per 10 minutes and per task, for the study and each level."""
+    drift = diagnostics.get("session_drift")
+    if not drift:
+        return None
+    return {
+        "drifts": drift.get("drifts"),
+        "per_ten_minutes": _per_ten_minutes(drift.get("per_minute")),
+        "per_minute": drift.get("per_minute") or {},
+        "per_position": drift.get("per_position") or {},
+        "levels": [
+            {
+                "level": level,
+                "per_ten_minutes": _per_ten_minutes(entry.get("per_minute")),
+                "per_position": entry.get("per_position") or {},
+                "raters": (entry.get("per_minute") or {}).get("raters"),
+            }
+            for level, entry in sorted((drift.get("by_level") or {}).items())
+        ],
+        "best": drift.get("method_best_minutes"),
+        "drop": drift.get("method_drop_minutes"),
+    }
+
+
 def quality_context(request: HttpRequest, study: Study, payload: Payload) -> dict[str, Any]:
     diagnostics = payload.get("diagnostics") or {}
     fatigue = diagnostics.get("fatigue") or {}
@@ -40,6 +74,7 @@ def quality_context(request: HttpRequest, study: Study, payload: Payload) -> dic
         "fatigue": fatigue,
         "fatigue_chart": figures.fatigue_figure(payload, humor=humor),
         "slope": fatigue.get("slope"),
+        "drift": drift_context(diagnostics),
         "position_bias": bias,
         "position_chart": figures.position_figure(payload, humor=humor),
         "explanation": diagnostics.get("explanation_match_rate"),
