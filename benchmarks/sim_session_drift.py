@@ -27,6 +27,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -72,10 +73,10 @@ def run(
             minutes, score, rater, np.array(["L1"] * rater.size), seed=seed + k, rounds=399
         )
         alarms += bool(found["drifts"])
-        slope = found["per_minute"]
-        covered += slope["ci_low"] <= delta <= slope["ci_high"]  # type: ignore[operator]
+        slope: Any = found["per_minute"]
+        covered += slope["ci_low"] <= delta <= slope["ci_high"]
         if pooled:
-            trend = fatigue(minutes, score, clusters=rater, rounds=200, seed=seed + k)["slope"]
+            trend: Any = fatigue(minutes, score, clusters=rater, rounds=200, seed=seed + k)["slope"]
             pooled_alarms += not (trend["ci_low"] <= 0 <= trend["ci_high"])
     out = {"alarm_rate": alarms / studies, "coverage": covered / studies}
     if pooled:

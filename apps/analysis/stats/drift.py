@@ -193,19 +193,21 @@ def session_drift(
     raters = np.asarray(raters)
     levels = np.asarray(levels, dtype=object)
     positions = positions_in_session(minutes, raters)
-    options = {"rounds": rounds, "level": level}
-    by_minute = within_rater_slope(minutes, values, raters, seed=seed, **options)
-    by_position = within_rater_slope(positions, values, raters, seed=seed + 1, **options)
+
+    def slope(x: np.ndarray, rows: np.ndarray, seed: int) -> dict[str, float | int | str | None]:
+        return within_rater_slope(
+            x[rows], values[rows], raters[rows], seed=seed, rounds=rounds, level=level
+        )
+
+    every = np.ones(values.shape, dtype=bool)
+    by_minute = slope(minutes, every, seed)
+    by_position = slope(positions, every, seed + 1)
     per_level = {}
     for k, name in enumerate(sorted({str(v) for v in levels.tolist()})):
         rows = levels == name
         per_level[name] = {
-            "per_minute": within_rater_slope(
-                minutes[rows], values[rows], raters[rows], seed=seed + 2 * k + 2, **options
-            ),
-            "per_position": within_rater_slope(
-                positions[rows], values[rows], raters[rows], seed=seed + 2 * k + 3, **options
-            ),
+            "per_minute": slope(minutes, rows, seed + 2 * k + 2),
+            "per_position": slope(positions, rows, seed + 2 * k + 3),
         }
     p_value = by_minute["p_value"]
     return {
