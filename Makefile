@@ -50,8 +50,12 @@ demo: $(VENV)/.installed $(MODEL_MARKER) $(MO)
 	$(PY) manage.py seed_demo
 	$(PY) manage.py rundemo --port $(PORT)
 
+# Two pytest-xdist workers (the suite is CPU-bound; each worker has its own test database and
+# Redis database). TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
+
 test: $(VENV)/.installed $(MODEL_MARKER) $(MO)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
