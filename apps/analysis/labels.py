@@ -43,6 +43,9 @@ def question_label(name: str) -> str:
         "originality": pgettext("question", "originality"),
         "overall": pgettext("question", "overall"),
         "composite": pgettext("question", "composite"),
+        # The method's behavioural signals (the humor-signals rubric).
+        "retell": pgettext("question", "would retell"),
+        "follow_up": pgettext("question", "would reply or follow up"),
     }
     return labels.get(name, name)
 

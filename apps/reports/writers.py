@@ -698,6 +698,24 @@ def _choice_shares(
     return tables
 
 
+def _signals(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each behavioural signal: its rate, and how it goes with the primary question."""
+    rows = []
+    for name, entry in (document.get("signals") or {}).items():
+        association = entry.get("association") or {}
+        rows.append(
+            {
+                "question": labels.question_label(name),
+                "rate": fmt_percent(entry.get("rate")),
+                "if_yes": fmt(association.get("funniness_if_yes")),
+                "if_no": fmt(association.get("funniness_if_no")),
+                "difference": fmt_interval(association.get("difference")),
+                "correlation": fmt_interval(association.get("correlation")),
+            }
+        )
+    return rows
+
+
 def _not_understood(document: dict[str, Any]) -> list[dict[str, Any]]:
     """Per question offering "I don't get it": its rate overall and per model and background."""
     section = document.get("not_understood") or {}
@@ -860,6 +878,7 @@ def report_context(
         "exclusions": _exclusions(document, primary),
         "choice_shares": _choice_shares(summary_document, questions),
         "not_understood": _not_understood(summary_document),
+        "signals": _signals(summary_document),
         "pair_board": board_sections.pair_board(summary_document, humor=humor),
         "pair_outcomes": board_sections.pair_outcomes(summary_document),
         "style_control": board_sections.style_control(summary_document),

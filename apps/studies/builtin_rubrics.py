@@ -146,7 +146,43 @@ HUMOR_NOT_UNDERSTOOD: dict[str, Any] = {
     ],
 }
 
-BUILTIN_RUBRICS: list[dict[str, Any]] = [HUMOR, CONTENT, HUMOR_NOT_UNDERSTOOD]
+# The humor scorecard with the method's behavioural signals after funniness: would the rater
+# retell the joke to a friend, and would they reply to it or ask a follow-up (是否复述给朋友、
+# 是否主动追问). apps/analysis/stats/signals.py reads them by these names.
+HUMOR_SIGNALS: dict[str, Any] = {
+    **HUMOR,
+    "slug": "humor-signals",
+    "name": gettext_noop("Humor scorecard with retelling and follow-up"),
+    "questions": [
+        *HUMOR["questions"],
+        {
+            "name": "retell",
+            "kind": "binary",
+            "min_value": 0,
+            "max_value": 1,
+            "after": ["funniness"],
+            "prompt": {
+                "en": "Would you retell this to a friend?",
+                "zh": "您会把它讲给朋友听吗？",
+            },
+            "anchors": {"en": {"0": "No", "1": "Yes"}, "zh": {"0": "不会", "1": "会"}},
+        },
+        {
+            "name": "follow_up",
+            "kind": "binary",
+            "min_value": 0,
+            "max_value": 1,
+            "after": ["funniness"],
+            "prompt": {
+                "en": "Would you reply to it, or ask a follow-up?",
+                "zh": "您会回应它，或者追问下去吗？",
+            },
+            "anchors": {"en": {"0": "No", "1": "Yes"}, "zh": {"0": "不会", "1": "会"}},
+        },
+    ],
+}
+
+BUILTIN_RUBRICS: list[dict[str, Any]] = [HUMOR, CONTENT, HUMOR_NOT_UNDERSTOOD, HUMOR_SIGNALS]
 
 
 def install_builtin_rubrics(apps: Any) -> None:

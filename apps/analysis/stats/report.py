@@ -68,6 +68,7 @@ from apps.analysis.stats.rater_agreement import (
     pairwise_cohen_kappa,
     rater_agreement_intervals,
 )
+from apps.analysis.stats.signals import SIGNALS, signals_section
 from apps.analysis.stats.tie_ends import tie_one_sided_bounds
 from apps.analysis.stats.ties import LEFT, RIGHT, TIE, TIE_MODELS, choose_tie_model, tie_bootstrap
 from apps.analysis.stats.turing import d_prime, model_turing_verdict, turing_summary
@@ -87,6 +88,7 @@ _SEED_CHOICES = 8000
 _SEED_STYLE = 9000
 _SEED_RELIABILITY = 10000
 _SEED_PAIR_OUTCOMES = 11000
+_SEED_SIGNALS = 12000
 _SEED_ITEMS, _SEED_GROUPS, _SEED_AGREEMENT, _SEED_BT, _SEED_TURING, _SEED_DIAG = (
     0,
     1000,
@@ -1287,6 +1289,16 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
                 )
             }
             if inputs.undecided_left.size
+            else {}
+        ),
+        # Only for rubrics that ask the behavioural signals, so other documents are unchanged.
+        **(
+            {
+                "signals": signals_section(
+                    inputs, seed=seed + _SEED_SIGNALS, rounds=rounds, level=LEVEL
+                )
+            }
+            if any(question.name in SIGNALS for question in inputs.questions)
             else {}
         ),
         "style_control": style_section(

@@ -112,6 +112,28 @@ def not_understood_tables(payload: Payload) -> list[dict[str, Any]]:
     return tables
 
 
+def signal_tables(payload: Payload) -> list[dict[str, Any]]:
+    """Per behavioural signal the rubric asks: its rate overall and per model, level and rater
+    background (the groups tables' question means, yes = 1), and how it goes with funniness."""
+    groups = payload.get("groups") or {}
+    tables = []
+    for name, entry in (payload.get("signals") or {}).items():
+        rows = [
+            (dimension, group_label(group, dimension), (table.get("questions") or {}).get(name))
+            for dimension in ("source", "level", "background")
+            for group, table in sorted((groups.get(dimension) or {}).items())
+        ]
+        tables.append(
+            {
+                "question": name,
+                "rate": entry.get("rate"),
+                "association": entry.get("association") or {},
+                "rows": [row for row in rows if row[2]],
+            }
+        )
+    return tables
+
+
 def choice_tables(study: Study, payload: Payload) -> list[dict[str, Any]]:
     """Per choice question: the share choosing each option, named in the reader's language,
     overall, per model and per rater background (the stored document's `choices`)."""
@@ -236,6 +258,7 @@ def summary_context(request: HttpRequest, study: Study, payload: Payload) -> dic
         ),
         "items_url": reverse("dashboard:results_section", args=[study.slug, "items"]),
         "not_understood": not_understood_tables(payload),
+        "signals": signal_tables(payload),
         "choices": choice_tables(study, payload),
         "counts": payload.get("counts") or {},
         "pair_outcomes": pair_outcome_block(request, study, payload),
