@@ -21,6 +21,7 @@ rater_patterns = [
     path("task/", task_views.task_page, name="task"),
     path("end/", rater_views.session_end, name="end"),
     path("return/", rater_views.session_return, name="return"),
+    path("images/<str:name>", rater_views.item_image, name="item_image"),
 ]
 
 rater_api_patterns = [

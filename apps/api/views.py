@@ -57,11 +57,13 @@ from apps.reports import services as reports
 from apps.reports.models import ExportFormat
 from apps.reports.selectors import export_job_get
 from apps.studies.importing import ITEM_JSON_COLUMNS
+from apps.studies.item_zip import is_zip
 from apps.studies.models import Rubric, Study
 from apps.studies.rubrics import rubric_spec
 from apps.studies.selectors import study_items
 from apps.studies.services import (
     study_create,
+    study_items_import,
     study_items_import_records,
     study_settings_update,
     study_status_set,
@@ -425,7 +427,8 @@ class StudyItemsApi(ResearcherApi):
         operation_id="studies_items_import",
         summary="Import items: all or nothing",
         description=(
-            "A `multipart/form-data` upload of a .jsonl or .csv file (field `file`), or a JSON "
+            "A `multipart/form-data` upload of a .jsonl or .csv file (field `file`), or of a .zip "
+            "of items.jsonl (or items.csv) and the pictures its `image` column names, or a JSON "
             'body `{"items": [...]}` of objects in the `import_items` format. Items already in '
             "the study with the same content count as unchanged. Any bad line rejects the "
             "whole import: 400 with `errors: [{line, field, message}]` (line = position in "
@@ -443,6 +446,20 @@ class StudyItemsApi(ResearcherApi):
     )
     def post(self, request: Request, slug: str) -> Response:
         study = self.study(request, slug)
+        upload = (
+            request.FILES.get("file") if request.content_type.startswith("multipart/") else None
+        )
+        if upload is not None and is_zip(upload.name or ""):
+            # Items with pictures: the zip holds the items file and the pictures it names.
+            _check_size(request, "file")
+            import_upload_check(upload=upload)
+            if (upload.size or 0) > settings.IMPORT_INLINE_MAX_BYTES:
+                return _job_accepted(request, study, kind=ImportKind.ITEMS, upload=upload)
+            summary = study_items_import(study=study, data=upload.read(), filename=upload.name)
+            return Response(
+                s.ImportSummaryOut(summary).data,
+                status=status.HTTP_201_CREATED if summary.created else status.HTTP_200_OK,
+            )
         records = _import_records(
             request,
             study,
@@ -471,7 +488,8 @@ class StudyJudgmentsApi(ResearcherApi):
         operation_id="studies_judgments_import",
         summary="Import judgments collected elsewhere: all or nothing",
         description=(
-            "A `multipart/form-data` upload of a .jsonl or .csv file (field `file`), or a JSON "
+            "A `multipart/form-data` upload of a .jsonl or .csv file (field `file`), or of a .zip "
+            "of items.jsonl (or items.csv) and the pictures its `image` column names, or a JSON "
             'body `{"judgments": [...]}` of objects in the `import_judgments` format. '
             "Judgments already stored with the same content count as unchanged. Any bad line "
             "rejects the whole import: 400 with `errors: [{line, field, message}]`. The "

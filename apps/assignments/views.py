@@ -36,14 +36,21 @@ def _text(labels: dict[str, str]) -> str:
     return labels.get(key) or labels.get("en") or next(iter(labels.values()), "")
 
 
-def _item_view(item: Item) -> dict[str, Any]:
-    """The only fields of an item a rater ever sees."""
+def _item_view(item: Item, slug: str) -> dict[str, Any]:
+    """The only fields of an item a rater ever sees (a picture by its hash, never its file's
+    name, which could say where it came from)."""
     return {
         "text": item.text,
         "lang": item.language,
         "level": item.level,
         "context": item.context,
         "scenario": item.scenario,
+        "image": {
+            "url": reverse("raters:item_image", args=[slug, item.image.rsplit("/", 1)[-1]]),
+            "alt": _text(item.image_alt),
+        }
+        if item.image
+        else None,
     }
 
 
@@ -143,10 +150,10 @@ def task_view_model(study: Study, assignment: Assignment) -> dict[str, Any]:
     }
     if assignment.kind == Assignment.Kind.PAIR:
         assert assignment.right_item is not None
-        view["left"] = _item_view(assignment.item)
-        view["right"] = _item_view(assignment.right_item)
+        view["left"] = _item_view(assignment.item, study.slug)
+        view["right"] = _item_view(assignment.right_item, study.slug)
     else:
-        view["item"] = _item_view(assignment.item)
+        view["item"] = _item_view(assignment.item, study.slug)
     if assignment.kind == Assignment.Kind.SCORECARD:
         view["questions"] = [_question_view(q) for q in study_questions(study=study)]
         view["typed"] = any(q["entry"] == "typed" for q in view["questions"])
@@ -211,7 +218,7 @@ def _explanation(
     context = {
         "study": study,
         "response_id": response.pk,
-        "item": _item_view(response.item),
+        "item": _item_view(response.item, study.slug),
         "explanation": response.item.explanation,
         "session": _session_context(study, session, done),
         "end_url": reverse("raters:end", args=[study.slug]),

@@ -281,7 +281,14 @@ class QuotaForm(forms.Form):
 
 
 class ItemsUploadForm(forms.Form):
-    file = forms.FileField(label=_("Items file (.jsonl or .csv)"))
+    file = forms.FileField(
+        label=_("Items file (.jsonl or .csv)"),
+        help_text=_(
+            "Items with pictures: a .zip of items.jsonl (or items.csv) and the pictures it names "
+            "in its image column (JPEG, PNG or WebP, up to 5 MB), each with image_alt, what the "
+            "picture shows per language."
+        ),
+    )
     as_candidates = forms.BooleanField(
         label=_("Import as candidates for screening"), required=False
     )

@@ -36,7 +36,8 @@ logger = logging.getLogger(__name__)
 
 IMPORTS_DIR = "imports"
 # The file types the importers read (apps.core.lines.read_records).
-SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
+# A zip only for items: their file and the pictures it names (apps/studies/item_zip.py).
+SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".zip")
 
 
 class PayloadTooLarge(DomainError):

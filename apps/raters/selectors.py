@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db.models import Q
 from django.http import HttpRequest
 
 from apps.core.errors import NotFound
@@ -64,3 +65,16 @@ def rater_and_session_for_request(
         return rater, rater_session_get(rater=rater)
     session.rater.study = study
     return session.rater, session
+
+
+def item_image_for_rater(*, rater: Rater, name: str) -> str | None:
+    """The storage name of the picture `name` (its hash and extension) when an item of a task
+    given to this rater shows it; None otherwise."""
+    from apps.assignments.models import Assignment
+    from apps.studies.images import STORAGE_FOLDER
+
+    stored = f"{STORAGE_FOLDER}/{name}"
+    given = Assignment.objects.filter(rater=rater).filter(
+        Q(item__image=stored) | Q(right_item__image=stored)
+    )
+    return stored if given.exists() else None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.translation import get_language
@@ -14,7 +16,12 @@ from apps.core.errors import DomainError, SessionExpired
 from apps.core.ratelimit import client_address, rate_limit_check
 from apps.raters.forms import EnrollForm
 from apps.raters.models import RaterSession
-from apps.raters.selectors import rater_for_request, rater_remember, rater_session_get
+from apps.raters.selectors import (
+    item_image_for_rater,
+    rater_for_request,
+    rater_remember,
+    rater_session_get,
+)
 from apps.raters.services import (
     ParticipantInUse,
     StudyFull,
@@ -24,6 +31,7 @@ from apps.raters.services import (
     rater_session_check_open,
     rater_session_end,
 )
+from apps.studies.images import image_type
 from apps.studies.models import Study
 from apps.studies.selectors import study_for_raters
 
@@ -169,6 +177,22 @@ def session_return(request: HttpRequest, slug: str) -> HttpResponse:
         "raters/return.html",
         {"study": study, "task_url": reverse("raters:task", args=[study.slug])},
     )
+
+
+@require_http_methods(["GET"])
+def item_image(request: HttpRequest, slug: str, name: str) -> HttpResponseBase:
+    """A picture of an item this rater has been given (any other, or no rater: 404)."""
+    study = study_for_raters(slug=slug)
+    rater = rater_for_request(request=request, study=study)
+    if rater is None:
+        raise Http404("no such picture")
+    stored = item_image_for_rater(rater=rater, name=name)
+    if stored is None:
+        raise Http404("no such picture")
+    response = FileResponse(default_storage.open(stored, "rb"), content_type=image_type(stored))
+    # The rater's own page asks again for a task's picture; it never changes under its name.
+    response["Cache-Control"] = "private, max-age=86400, immutable"
+    return response
 
 
 def session_end(request: HttpRequest, slug: str) -> HttpResponse:

@@ -36,10 +36,13 @@ ITEM_FIELDS = frozenset(
         "attention_check",
         "attention_expected",
         "meta",
+        "image",
+        "image_alt",
     }
 )
 # Cells of these columns hold JSON in CSV files.
-ITEM_JSON_COLUMNS = frozenset({"context", "generation", "attention_expected", "meta"})
+ITEM_JSON_COLUMNS = frozenset({"context", "generation", "attention_expected", "meta", "image_alt"})
+MAX_ALT = 1_000
 MAX_TEXT = 20_000
 # Choices read once (a TextChoices' `values` is rebuilt on every access).
 _LEVELS = frozenset(Item.Level.values)
@@ -66,6 +69,10 @@ class ItemRow:
     attention_expected: dict[str, Any] = field(default_factory=dict)
     # Anything else the researcher keeps with the item: stored and exported unchanged.
     meta: dict[str, Any] = field(default_factory=dict)
+    # As parsed: the picture's path in the zip; once stored, its storage name (and hash).
+    image: str = ""
+    image_sha256: str = ""
+    image_alt: dict[str, str] = field(default_factory=dict)
 
     def model_fields(self) -> dict[str, Any]:
         # Field by field, not dataclasses.asdict: that deep-copies every JSON value, a third of
@@ -103,6 +110,37 @@ def _context(fields: LineFields) -> list[dict[str, str]] | None:
     return turns
 
 
+def _image_alt(fields: LineFields, image: str | None) -> dict[str, str] | None:
+    """The picture's description per language: required with a picture, and only with one."""
+    value = fields.raw("image_alt")
+    if not image:
+        if value not in (None, "", {}):
+            fields.error("image_alt", gettext_noop("describes a picture, but the line has none"))
+            return None
+        return {}
+    if (
+        not isinstance(value, dict)
+        or not value
+        or not all(
+            isinstance(key, str)
+            and LANGUAGE_CODE.match(normalise(key))
+            and isinstance(text, str)
+            and text.strip()
+            and len(text) <= MAX_ALT
+            for key, text in value.items()
+        )
+    ):
+        fields.error(
+            "image_alt",
+            gettext_noop(
+                'is required with a picture: what it shows, per language, like {"en": "...", '
+                '"zh": "..."} (at most 1,000 characters each)'
+            ),
+        )
+        return None
+    return {normalise(key): text.strip() for key, text in value.items()}
+
+
 def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
     fields = LineFields(record, errors)
     meta = meta_of(fields, ITEM_FIELDS)
@@ -129,6 +167,8 @@ def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
     content_type = fields.choice("content_type", _CONTENT_TYPES)
     attention = fields.boolean("attention_check")
     expected = fields.mapping("attention_expected")
+    image = fields.string("image", max_length=255)
+    image_alt = _image_alt(fields, image)
     # Without its dialogue a multi-turn reply, or without its situation a scenario response,
     # cannot be judged for what it is: refuse rather than show raters half an item.
     if level == Item.Level.MULTI_TURN and context == []:
@@ -169,6 +209,8 @@ def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
         is_attention_check=bool(attention),
         attention_expected=expected or {},
         meta=meta or {},
+        image=image or "",
+        image_alt=image_alt or {},
     )
 
 

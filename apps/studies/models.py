@@ -369,6 +369,12 @@ class Item(TimeStampedModel):
     # The researcher's own data about the item (dataset, split, original id, ...): stored as
     # imported and exported unchanged; LaughLab reads nothing from it.
     meta = models.JSONField(default=dict, blank=True)
+    # A picture shown with the item (a cartoon and its caption): its storage name (Django's
+    # storage API, named by the hash of its bytes), that hash, and its description for screen
+    # readers per language ({"en": ..., "zh": ...}). Empty: a text item.
+    image = models.CharField(max_length=255, blank=True)
+    image_sha256 = models.CharField(max_length=64, blank=True)
+    image_alt = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["study", "external_id"]

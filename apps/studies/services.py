@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,9 @@ from apps.core.progress import ImportProgress, reporting
 from apps.core.sentences import Sentence
 from apps.raters.models import DEFAULT_BACKGROUNDS, UNKNOWN_BACKGROUND, BackgroundGroup
 from apps.screening.services.offense import offense_candidates, offense_scan_items
+from apps.studies.images import ImageRefused, PreparedImage, image_prepare, image_store
 from apps.studies.importing import ITEM_JSON_COLUMNS, ItemRow, parse_items
+from apps.studies.item_zip import ItemsZip, is_zip, items_zip_open
 from apps.studies.languages import languages_problem
 from apps.studies.models import Item, Rubric, Study, StudyMembership
 from apps.studies.rubrics import rubric_create
@@ -47,6 +50,8 @@ ITEM_COMPARED_FIELDS = (
     "is_attention_check",
     "attention_expected",
     "meta",
+    "image_sha256",
+    "image_alt",
 )
 # ItemRow's fields, which are the Item model's field names.
 _ITEM_ROW_FIELDS = tuple(name for name in ItemRow.__dataclass_fields__ if name != "line")
@@ -174,16 +179,25 @@ def study_items_import(
     as_candidates: bool = False,
     progress: ImportProgress | None = None,
 ) -> ImportSummary:
-    """Import item lines (JSONL or CSV). All lines are checked before anything is written.
+    """Import item lines (JSONL or CSV, or a zip of one such file and the pictures it names).
+    All lines, and every picture, are checked before anything is written.
 
     Importing the same file twice changes nothing: an item already stored with the same content
     counts as unchanged; one stored with different content is an error on that line (its
     judgments were made on what is stored). With `as_candidates`, new items wait for a screening
     run instead of going straight into the human study.
     """
+    pictures: ItemsZip | None = None
+    if is_zip(filename):
+        pictures = items_zip_open(data)
+        data, filename = pictures.items_data, pictures.items_name
     records = read_records(data, filename=filename, json_columns=ITEM_JSON_COLUMNS)
     return study_items_import_records(
-        study=study, records=records, as_candidates=as_candidates, progress=progress
+        study=study,
+        records=records,
+        as_candidates=as_candidates,
+        progress=progress,
+        pictures=pictures,
     )
 
 
@@ -193,19 +207,72 @@ def study_items_import_records(
     records: Iterable[Record | LineError],
     as_candidates: bool = False,
     progress: ImportProgress | None = None,
+    pictures: ItemsZip | None = None,
 ) -> ImportSummary:
     """Check every line, then write the new items in one transaction (or nothing). The lines
     are checked before it begins: checking writes nothing, and a background import's progress
     (committed as it reads) stays visible meanwhile."""
     rows, errors = parse_items(reporting(records, progress))
+    rows, prepared = _pictures_resolve(rows, errors, pictures)
     if progress is not None:
         progress.storing()
-    return _items_store(study, rows, errors, as_candidates=as_candidates)
+    return _items_store(study, rows, errors, as_candidates=as_candidates, pictures=prepared)
+
+
+def _pictures_resolve(
+    rows: list[ItemRow], errors: list[LineError], pictures: ItemsZip | None
+) -> tuple[list[ItemRow], list[PreparedImage]]:
+    """Each line's picture read from the zip and checked (errors on its line); the rows name
+    their pictures by storage name and hash from here on."""
+    out: list[ItemRow] = []
+    prepared: dict[str, PreparedImage] = {}
+    for row in rows:
+        if not row.image:
+            out.append(row)
+            continue
+        if pictures is None:
+            errors.append(
+                LineError.said(
+                    row.line,
+                    "image",
+                    Sentence(
+                        gettext_noop("names a picture; pictures come in a zip with the items file")
+                    ),
+                )
+            )
+            continue
+        data = pictures.picture(row.image)
+        if data is None:
+            errors.append(
+                LineError.said(
+                    row.line,
+                    "image",
+                    Sentence(
+                        gettext_noop("the zip has no file %(name)s"), {"name": repr(row.image)}
+                    ),
+                )
+            )
+            continue
+        try:
+            picture = image_prepare(data)
+        except ImageRefused as exc:
+            errors.append(LineError.said(row.line, "image", exc.sentence))
+            continue
+        prepared[picture.storage_name] = picture
+        out.append(
+            dataclasses.replace(row, image=picture.storage_name, image_sha256=picture.sha256)
+        )
+    return out, list(prepared.values())
 
 
 @transaction.atomic
 def _items_store(
-    study: Study, rows: list[ItemRow], errors: list[LineError], *, as_candidates: bool
+    study: Study,
+    rows: list[ItemRow],
+    errors: list[LineError],
+    *,
+    as_candidates: bool,
+    pictures: Sequence[PreparedImage] = (),
 ) -> ImportSummary:
     if not rows and not errors:
         raise ImportRejected(
@@ -240,6 +307,9 @@ def _items_store(
             )
     if errors:
         raise ImportRejected(sorted(errors, key=lambda error: error.line))
+    # Every line is good: the pictures go to storage (once per content) before their rows.
+    for picture in pictures:
+        image_store(picture)
     stage = Item.Stage.CANDIDATE if as_candidates else Item.Stage.STUDY
     now = timezone.now()
     columns = (
