@@ -16,7 +16,8 @@ FORMATS = ("json", "jsonl", "csv")
 
 
 def _with_item_meta(payload: dict[str, Any], study_id: int) -> dict[str, Any]:
-    """Each item of the results with its own metadata (`meta`), unchanged as imported.
+    """Each item of the results with its own metadata (`meta`), unchanged as imported, and its
+    picture's storage name and hash (`image`, `image_sha256`) when it has one.
 
     Read from the items, not stored with the results: metadata is not evidence, so it never
     takes part in computing them (nor in their input hash)."""
@@ -25,8 +26,20 @@ def _with_item_meta(payload: dict[str, Any], study_id: int) -> dict[str, Any]:
         return payload
     from apps.studies.models import Item
 
-    meta = dict(Item.objects.filter(study_id=study_id).values_list("external_id", "meta"))
-    return {**payload, "items": [{**item, "meta": meta.get(item["item"]) or {}} for item in items]}
+    stored = {
+        external_id: (meta, image, sha)
+        for external_id, meta, image, sha in Item.objects.filter(study_id=study_id).values_list(
+            "external_id", "meta", "image", "image_sha256"
+        )
+    }
+    out = []
+    for item in items:
+        meta, image, sha = stored.get(item["item"], ({}, "", ""))
+        extra: dict[str, Any] = {"meta": meta or {}}
+        if image:
+            extra.update(image=image, image_sha256=sha)
+        out.append({**item, **extra})
+    return {**payload, "items": out}
 
 
 def result_document(result: StudyResult) -> dict[str, Any]:
@@ -52,6 +65,8 @@ def item_rows(document: dict[str, Any], *, meta_as_text: bool = True) -> list[di
     off, for JSON lines)."""
     bt = {row["item"]: row for row in document.get("bradley_terry", [])}
     questions = sorted({name for item in document.get("items", []) for name in item["questions"]})
+    # Only a study with pictures has their columns, so other studies' tables are unchanged.
+    pictures = any(item.get("image") for item in document.get("items", []))
     rows = []
     for item in document.get("items", []):
         row: dict[str, Any] = {
@@ -102,6 +117,14 @@ def item_rows(document: dict[str, Any], *, meta_as_text: bool = True) -> list[di
                 # An undefeated item's lower bound, a never-winning item's upper bound.
                 "bt_bound": entry.get("bound"),
                 "bt_bound_side": entry.get("bound_side") or "",
+                **(
+                    {
+                        "image": item.get("image") or "",
+                        "image_sha256": item.get("image_sha256") or "",
+                    }
+                    if pictures
+                    else {}
+                ),
                 # Last: the item's own metadata, unchanged.
                 "meta": _meta_cell(item.get("meta"))
                 if meta_as_text

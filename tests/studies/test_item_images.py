@@ -230,3 +230,21 @@ def _named(data: bytes, name: str) -> Any:
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     return SimpleUploadedFile(name, data, content_type="application/zip")
+
+
+def test_the_results_exports_carry_each_pictures_storage_name_and_hash() -> None:
+    from apps.analysis.exports import result_document
+    from apps.analysis.services import study_aggregate
+    from apps.reports.tables import items_table
+
+    study = StudyFactory()
+    data = _zip([_row(1), _row(2, image=None)], {"pics/a.png": _picture()})
+    study_items_import(study=study, data=data, filename="cartoons.zip")
+    document = result_document(study_aggregate(study=study, rounds=20))
+    table = items_table(document)
+    rows = {row[0]: dict(zip(table.columns, row, strict=True)) for row in table.rows}
+    pictured = Item.objects.get(study=study, external_id="cap-1")
+    assert rows["cap-1"]["image"] == pictured.image
+    assert rows["cap-1"]["image_sha256"] == pictured.image_sha256
+    assert rows["cap-2"]["image"] == ""
+    assert table.columns.index("image") < table.columns.index("meta")
