@@ -59,7 +59,7 @@ def test_a_desktop_shows_every_group_with_its_label_and_the_page_marked(
     for group, label in zip(groups.all(), LABELS[language], strict=True):
         expect(group).to_have_accessible_name(label)
     expect(nav.locator(".tab-groups")).to_be_hidden()
-    expect(nav.locator(".tab-group a:visible")).to_have_count(16)
+    expect(nav.locator(".tab-group a:visible")).to_have_count(17)
     expect(nav.locator("a[aria-current=page]")).to_have_count(1)
     expect(nav.locator("a[aria-current=page]")).to_have_attribute(
         "href", f"/studies/{study.slug}/results/agreement/"
@@ -80,7 +80,7 @@ def test_a_phone_shows_the_groups_and_the_current_groups_entries_by_keyboard(
     # On the progress page: Collect is marked, and only its entries are shown.
     expect(row.nth(1)).to_have_attribute("aria-current", "true")
     shown = nav.locator(".tab-group a:visible")
-    expect(shown).to_have_count(3)
+    expect(shown).to_have_count(4)
     expect(nav.locator(".tab-group.current")).to_have_attribute("data-group", "collect")
     assert page.evaluate("document.documentElement.scrollWidth") <= 375
 

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.django_db
 
 ORDER = {
     "prepare": ["Set-up", "Generation", "Offense filter", "Screening", "LLM judge"],
-    "collect": ["Progress", "Quality", "Exclusions"],
+    "collect": ["Progress", "Quality", "Exclusions", "Prolific"],
     "results": ["Summary", "Models", "Leaderboard", "Items", "Agreement", "Turing", "Safety"],
     "exports": ["Exports"],
 }

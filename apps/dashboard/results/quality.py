@@ -6,6 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
+from apps.analysis.labels import group_label
 from apps.dashboard.results.common import (
     LIST_LIMIT,
     Payload,
@@ -41,7 +42,7 @@ def drift_context(diagnostics: dict[str, Any]) -> dict[str, Any] | None:
         "per_position": drift.get("per_position") or {},
         "levels": [
             {
-                "level": level,
+                "level": group_label(level, "level"),
                 "per_ten_minutes": _per_ten_minutes(entry.get("per_minute")),
                 "per_position": entry.get("per_position") or {},
                 "raters": (entry.get("per_minute") or {}).get("raters"),
