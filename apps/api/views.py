@@ -428,7 +428,7 @@ class StudyItemsApi(ResearcherApi):
         summary="Import items: all or nothing",
         description=(
             "A `multipart/form-data` upload of a .jsonl or .csv file (field `file`), or of a .zip "
-            "of items.jsonl (or items.csv) and the pictures its `image` column names, or a JSON "
+            "of items.jsonl (or items.csv) and the pictures its `image_file` column names, or a JSON "
             'body `{"items": [...]}` of objects in the `import_items` format. Items already in '
             "the study with the same content count as unchanged. Any bad line rejects the "
             "whole import: 400 with `errors: [{line, field, message}]` (line = position in "
@@ -489,7 +489,7 @@ class StudyJudgmentsApi(ResearcherApi):
         summary="Import judgments collected elsewhere: all or nothing",
         description=(
             "A `multipart/form-data` upload of a .jsonl or .csv file (field `file`), or of a .zip "
-            "of items.jsonl (or items.csv) and the pictures its `image` column names, or a JSON "
+            "of items.jsonl (or items.csv) and the pictures its `image_file` column names, or a JSON "
             'body `{"judgments": [...]}` of objects in the `import_judgments` format. '
             "Judgments already stored with the same content count as unchanged. Any bad line "
             "rejects the whole import: 400 with `errors: [{line, field, message}]`. The "

@@ -284,9 +284,9 @@ class ItemsUploadForm(forms.Form):
     file = forms.FileField(
         label=_("Items file (.jsonl or .csv)"),
         help_text=_(
-            "Items with pictures: a .zip of items.jsonl (or items.csv) and the pictures it names "
-            "in its image column (JPEG, PNG or WebP, up to 5 MB), each with image_alt, what the "
-            "picture shows per language."
+            "Items with pictures: a .zip of the items file (.jsonl or .csv) and the pictures its "
+            "image_file column names (JPEG, PNG or WebP, up to 5 MB), each with image_alt, what "
+            "the picture shows per language."
         ),
     )
     as_candidates = forms.BooleanField(

@@ -36,7 +36,7 @@ ITEM_FIELDS = frozenset(
         "attention_check",
         "attention_expected",
         "meta",
-        "image",
+        "image_file",
         "image_alt",
     }
 )
@@ -167,7 +167,7 @@ def parse_item(record: Record, errors: list[LineError]) -> ItemRow | None:
     content_type = fields.choice("content_type", _CONTENT_TYPES)
     attention = fields.boolean("attention_check")
     expected = fields.mapping("attention_expected")
-    image = fields.string("image", max_length=255)
+    image = fields.string("image_file", max_length=255)
     image_alt = _image_alt(fields, image)
     # Without its dialogue a multi-turn reply, or without its situation a scenario response,
     # cannot be judged for what it is: refuse rather than show raters half an item.

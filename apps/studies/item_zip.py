@@ -1,5 +1,5 @@
 """Items with pictures arrive as one zip: an items file (`items.jsonl` or `items.csv`, or the
-one .jsonl/.csv file at the zip's top) and the pictures it names in its `image` column, by their
+one .jsonl/.csv file at the zip's top) and the pictures it names in its `image_file` column, by their
 path inside the zip. Nothing is unpacked to disk: members are read by name, with limits on how
 many there are and how large they claim to be, checked before anything is read."""
 

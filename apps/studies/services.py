@@ -234,7 +234,7 @@ def _pictures_resolve(
             errors.append(
                 LineError.said(
                     row.line,
-                    "image",
+                    "image_file",
                     Sentence(
                         gettext_noop("names a picture; pictures come in a zip with the items file")
                     ),
@@ -246,7 +246,7 @@ def _pictures_resolve(
             errors.append(
                 LineError.said(
                     row.line,
-                    "image",
+                    "image_file",
                     Sentence(
                         gettext_noop("the zip has no file %(name)s"), {"name": repr(row.image)}
                     ),
@@ -256,7 +256,7 @@ def _pictures_resolve(
         try:
             picture = image_prepare(data)
         except ImageRefused as exc:
-            errors.append(LineError.said(row.line, "image", exc.sentence))
+            errors.append(LineError.said(row.line, "image_file", exc.sentence))
             continue
         prepared[picture.storage_name] = picture
         out.append(

@@ -25,6 +25,13 @@ CATALOGUE = Path(settings.BASE_DIR) / "locale" / "zh_Hans" / "LC_MESSAGES" / "dj
 # Proper names and formats that stay as they are in Chinese text.
 NAMES = {
     "laughlab",
+    # File formats, named as their makers name them.
+    "jsonl",
+    "csv",
+    "zip",
+    "jpeg",
+    "png",
+    "webp",
     "bradley",
     "terry",
     "krippendorff",
@@ -41,9 +48,7 @@ NAMES = {
     "kupper",
     "fisher",
     "mcfadden",
-    "csv",
     "json",
-    "jsonl",
     "xlsx",
     "html",
     "pdf",
@@ -62,7 +67,6 @@ NAMES = {
     "likert",
     "https",
     "http",
-    "zip",
     "nat",
     "bootstrap",
     "enter",

@@ -87,7 +87,7 @@ def _zip(rows: list[dict[str, Any]], files: dict[str, bytes], name: str = "items
 def _row(n: int, image: str | None = "pics/a.png", **extra: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"id": f"cap-{n}", "text": f"Caption {n}", "source": "m", "topic": "t"}
     if image:
-        row["image"] = image
+        row["image_file"] = image
         row["image_alt"] = {"en": "A cat on a desk", "zh": "桌上的一只猫"}
     row.update(extra)
     return row
@@ -130,7 +130,7 @@ def test_a_bad_line_or_picture_refuses_the_zip_naming_each_and_stores_nothing() 
     with pytest.raises(ImportRejected) as refused:
         study_items_import(study=study, data=data, filename="cartoons.zip")
     found = [(error.line, error.field) for error in refused.value.errors]
-    assert found == [(2, "image"), (3, "image"), (4, "image_alt"), (5, "image")]
+    assert found == [(2, "image_file"), (3, "image_file"), (4, "image_alt"), (5, "image_file")]
     assert "no file 'pics/missing.png'" in refused.value.errors[0].message
     assert not Item.objects.filter(study=study).exists()
     assert (
@@ -161,7 +161,7 @@ def test_a_picture_named_outside_a_zip_is_a_line_error() -> None:
     data = json.dumps(_row(1)).encode()
     with pytest.raises(ImportRejected) as refused:
         study_items_import(study=study, data=data, filename="items.jsonl")
-    assert [(e.line, e.field) for e in refused.value.errors] == [(1, "image")]
+    assert [(e.line, e.field) for e in refused.value.errors] == [(1, "image_file")]
     assert "zip" in refused.value.errors[0].message
 
 
@@ -218,7 +218,7 @@ def test_the_items_api_takes_the_zip_and_refuses_a_bad_one_naming_lines(django_u
         format="multipart",
     )
     assert refused.status_code == 400
-    assert refused.json()["errors"][0]["field"] == "image"
+    assert refused.json()["errors"][0]["field"] == "image_file"
     assert not Item.objects.filter(study=study).exists()
     good = _zip([_row(1), _row(2)], {"pics/a.png": _picture()})
     accepted = client.post(url, {"file": _named(good, "good.zip")}, format="multipart")
