@@ -248,3 +248,19 @@ def test_the_results_exports_carry_each_pictures_storage_name_and_hash() -> None
     assert rows["cap-1"]["image_sha256"] == pictured.image_sha256
     assert rows["cap-2"]["image"] == ""
     assert table.columns.index("image") < table.columns.index("meta")
+
+
+def test_the_import_command_takes_the_zip_and_names_a_bad_line(tmp_path) -> None:
+    from django.core.management import CommandError, call_command
+
+    study = StudyFactory()
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(_zip([_row(1, image="pics/gone.png")], {}))
+    with pytest.raises(CommandError) as refused:
+        call_command("import_items", study.slug, str(bad))
+    assert "line 1" in str(refused.value)
+    assert "image_file" in str(refused.value)
+    good = tmp_path / "good.zip"
+    good.write_bytes(_zip([_row(1)], {"pics/a.png": _picture()}))
+    call_command("import_items", study.slug, str(good), stdout=io.StringIO())
+    assert Item.objects.get(study=study).image.endswith(".png")

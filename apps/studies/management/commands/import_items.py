@@ -10,11 +10,16 @@ from apps.studies.services import study_items_import
 
 
 class Command(BaseCommand):
-    help = "Import items from a JSONL or CSV file; nothing is written if any line is bad."
+    help = (
+        "Import items from a JSONL or CSV file, or a zip of one and the pictures it names; "
+        "nothing is written if any line or picture is bad."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("study", help="Study slug")
-        parser.add_argument("file", help="Items file (.jsonl or .csv)")
+        parser.add_argument(
+            "file", help="Items file (.jsonl or .csv), or a .zip of one with pictures"
+        )
         parser.add_argument(
             "--candidates",
             action="store_true",
