@@ -1,5 +1,6 @@
 """Items with pictures in the browser, in both languages at 375 and 1280 px: the picture of a
-scorecard and the two of a pair are shown whole within the screen, with their descriptions."""
+scorecard or a Turing task and the two of a pair are shown whole within the screen, with their
+descriptions."""
 
 from __future__ import annotations
 
@@ -64,19 +65,20 @@ def test_pictures_show_whole_on_phones_and_desktops_in_both_languages(
 ) -> None:
     settings.MEDIA_ROOT = str(tmp_path / "media")
     study = StudyFactory(
-        task_mix={"scorecard": 1.0, "pair": 1.0},
-        tasks_per_session=2,
+        task_mix={"scorecard": 1.0, "pair": 1.0, "turing": 1.0},
+        tasks_per_session=3,
         attention_check_rate=0,
         languages=["en"],
     )
     study_items_import(study=study, data=_zip(), filename="cartoons.zip")
+    kinds: set[str] = set()
     for lang, width in [("en", 375), ("zh", 375), ("en", 1280), ("zh", 1280)]:
         context = new_context(viewport={"width": width, "height": 900})
         page: Page = screenshots.watch(context.new_page())
         page.set_default_timeout(10_000)
         enroll(page, study.slug, lang)
         seen = set()
-        for _ in range(2):
+        for _ in range(3):
             kind, _key = task_state(page)
             if kind == "end":
                 break
@@ -88,4 +90,6 @@ def test_pictures_show_whole_on_phones_and_desktops_in_both_languages(
             seen.add(kind)
             task_answer(page)
         assert seen, "no task with a picture was shown"
+        kinds |= seen
         context.close()
+    assert kinds == {"scorecard", "pair", "turing"}
