@@ -55,6 +55,7 @@ def test_seed_demo_loads_the_demo_once_and_computes_results(settings):
     first = run("seed_demo")
     assert "Demo study 'demo': 70 items added" in first
     assert "Content demo study 'demo-content': 36 items added" in first
+    assert "Picture demo study 'demo-pictures': 36 captions added" in first
     counts = (
         Item.objects.count(),
         ScoreResponse.objects.count(),
@@ -65,6 +66,10 @@ def test_seed_demo_loads_the_demo_once_and_computes_results(settings):
     second = run("seed_demo", "--skip-aggregate")
     assert "'demo': 0 items added (70 present), 0 judgments added" in second
     assert "'demo-content': 0 items added (36 present), 0 judgments added" in second
+    assert "'demo-pictures': 0 captions added (36 present)" in second
+    pictured = Item.objects.filter(study__slug="demo-pictures")
+    assert pictured.exclude(image="").count() == 36
+    assert len(set(pictured.values_list("image_sha256", flat=True))) == 6
     assert counts == (
         Item.objects.count(),
         ScoreResponse.objects.count(),
@@ -108,11 +113,12 @@ def test_seed_demo_also_loads_the_content_study_for_the_researcher(
     assert set(user.study_memberships.values_list("study__slug", flat=True)) == {
         "demo",
         "demo-content",
+        "demo-pictures",
     }
 
 
 @pytest.mark.django_db
 def test_seed_demo_refuses_the_content_demo_slug_for_the_humor_demo():
-    with pytest.raises(CommandError, match="content demo's slug"):
+    with pytest.raises(CommandError, match="another demo study's slug"):
         run("seed_demo", "--slug", "demo-content")
     assert not Study.objects.exists()

@@ -19,6 +19,7 @@ def banner(*, host: str, port: int, worker_pid: int) -> str:
     base = public_base(host=host, port=port)
     jokes = rater_links(base=base, slug="demo")["rater"]
     articles = rater_links(base=base, slug="demo-content")["rater"]
+    pictures = rater_links(base=base, slug="demo-pictures")["rater"]
     return "\n".join(
         [
             "",
@@ -28,6 +29,7 @@ def banner(*, host: str, port: int, worker_pid: int) -> str:
             f"  Admin:            {base}/admin/  (user 'admin', same password)",
             f"  Rater link:       {jokes}  (jokes)",
             f"                    {articles}  (articles)",
+            f"                    {pictures}  (captions for pictures)",
             f"  Task worker:      pid {worker_pid} ({settings.CELERY_BROKER_URL.split(':')[0]} broker)",
             "Press Ctrl-C to stop.",
             "",

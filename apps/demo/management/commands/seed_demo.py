@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import io
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,10 @@ from apps.studies.services import (
 DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo"
 CONTENT_DEMO_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo_content"
 CONTENT_SLUG = "demo-content"
+# Captions for pictures drawn by the project (fixtures/demo_pictures, CC0): no judgments.
+PICTURES_DIR = Path(settings.BASE_DIR) / "fixtures" / "demo_pictures"
+PICTURES_SLUG = "demo-pictures"
+PICTURES_DEMO_SEED = 20261203
 # Fixed seeds: every install of the demo draws the same bootstrap rounds and gives a rater link
 # with the same participant id the same sequence of tasks (the kind and the items are drawn
 # from the study's seed, the rater's id and the position).
@@ -45,7 +51,8 @@ DEMO_QUOTAS: dict[str, int | None] = {
 class Command(BaseCommand):
     help = (
         "Load the demo studies (jokes from fixtures/demo, articles from fixtures/demo_content, "
-        "with their judgments) and a researcher login. Idempotent."
+        "with their judgments; captions for pictures from fixtures/demo_pictures) and a "
+        "researcher login. Idempotent."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -56,10 +63,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         slug = options["slug"]
-        if slug == CONTENT_SLUG:
-            raise CommandError(
-                f"{CONTENT_SLUG!r} is the content demo's slug; choose another --slug"
-            )
+        if slug in (CONTENT_SLUG, PICTURES_SLUG):
+            raise CommandError(f"{slug!r} is another demo study's slug; choose another --slug")
         aggregate = not options["skip_aggregate"]
         with command_errors():
             study = Study.objects.filter(slug=slug).first()
@@ -115,7 +120,8 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"Content evaluation of {CONTENT_SLUG!r} queued for the task worker"
                 )
-        self._ensure_accounts([study, content])
+            pictures = self._pictures()
+        self._ensure_accounts([study, content, pictures])
 
     def _load(self, study: Study, folder: Path, label: str, *, aggregate: bool) -> None:
         items = study_items_import(
@@ -140,6 +146,35 @@ class Command(BaseCommand):
             f"{judgments.total_created} judgments added ({judgments.unchanged} present), "
             f"{checks.created} attention checks added ({checks.unchanged} present)"
         )
+
+    def _pictures(self) -> Study:
+        """The picture demo: its folder zipped as a researcher would upload it, imported into
+        an open study whose pairs compare captions of the same picture."""
+        study = Study.objects.filter(slug=PICTURES_SLUG).first()
+        if study is None:
+            study = study_create(
+                slug=PICTURES_SLUG,
+                rubric_slug="humor",
+                name="Demo: captions for pictures",
+                status=Study.Status.OPEN,
+                random_seed=PICTURES_DEMO_SEED,
+                tasks_per_session=12,
+                attention_check_rate=0,
+            )
+            study_quotas_set(study=study, quotas=DEMO_QUOTAS)
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w") as out:
+            out.write(PICTURES_DIR / "items.jsonl", "items.jsonl")
+            for picture in sorted((PICTURES_DIR / "pictures").glob("*.png")):
+                out.write(picture, f"pictures/{picture.name}")
+        items = study_items_import(
+            study=study, data=archive.getvalue(), filename="demo_pictures.zip"
+        )
+        self.stdout.write(
+            f"Picture demo study {study.slug!r}: {items.created} captions added "
+            f"({items.unchanged} present)"
+        )
+        return study
 
     def _screening(self, study: Study, *, aggregate: bool) -> None:
         """Candidates in Chinese and English for the screening pages (two of them hit the offense
