@@ -152,6 +152,10 @@ def task_view_model(study: Study, assignment: Assignment) -> dict[str, Any]:
         assert assignment.right_item is not None
         view["left"] = _item_view(assignment.item, study.slug)
         view["right"] = _item_view(assignment.right_item, study.slug)
+        if view["left"]["image"] and view["left"]["image"] == view["right"]["image"]:
+            # Two captions for one picture: shown once, above both.
+            view["shared_image"] = view["left"]["image"]
+            view["left"]["image"] = view["right"]["image"] = None
     else:
         view["item"] = _item_view(assignment.item, study.slug)
     if assignment.kind == Assignment.Kind.SCORECARD:

@@ -264,3 +264,15 @@ def test_the_import_command_takes_the_zip_and_names_a_bad_line(tmp_path) -> None
     good.write_bytes(_zip([_row(1)], {"pics/a.png": _picture()}))
     call_command("import_items", study.slug, str(good), stdout=io.StringIO())
     assert Item.objects.get(study=study).image.endswith(".png")
+
+
+def test_two_captions_of_one_picture_show_it_once_above_the_pair() -> None:
+    study = StudyFactory(task_mix={"pair": 1.0}, attention_check_rate=0, languages=["en"])
+    data = _zip([_row(1), _row(2)], {"pics/a.png": _picture()})
+    study_items_import(study=study, data=data, filename="cartoons.zip")
+    client = Client()
+    assert client.post(f"/s/{study.slug}/", FORM).status_code == 302
+    page = client.get(f"/s/{study.slug}/task/").content.decode()
+    assert 'data-task="pair"' in page
+    assert page.count("<img ") == 1
+    assert 'class="item-image shared"' in page
