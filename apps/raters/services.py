@@ -329,11 +329,11 @@ def sessions_release_timed_out(
         overdue = overdue.filter(rater__study=study)
     ended = 0
     for session in overdue.order_by("pk"):
-        before = session.ended_at
+        # Another request may have ended it meanwhile, another way: only a time-out counts.
         session = rater_session_end(
             session=session, reason=RaterSession.EndReason.TIMED_OUT, now=now
         )
-        ended += before is None and session.end_reason == RaterSession.EndReason.TIMED_OUT
+        ended += session.end_reason == RaterSession.EndReason.TIMED_OUT
     return ended
 
 
