@@ -16,7 +16,12 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods
 
 from apps.core.errors import DomainError, ImportRejected
-from apps.raters.prolific import prolific_bonus_csv, prolific_bonuses, prolific_returns_mark
+from apps.raters.prolific import (
+    prolific_bonus_csv,
+    prolific_bonuses,
+    prolific_ids_from_text,
+    prolific_returns_mark,
+)
 from apps.studies.access import study_view
 from apps.studies.models import Study
 
@@ -79,7 +84,9 @@ def prolific_page(request: HttpRequest, study: Study) -> HttpResponse:
     errors: list[object] = []
     if form.is_valid():
         try:
-            marked = prolific_returns_mark(study=study, text=form.cleaned_data["text"])
+            marked = prolific_returns_mark(
+                study=study, ids=prolific_ids_from_text(form.cleaned_data["text"])
+            )
         except ImportRejected as exc:
             errors = list(exc.errors)
             form.add_error(None, exc.message)

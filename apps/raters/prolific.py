@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -40,9 +41,9 @@ class ReturnsMarked:
     already: int  # ids whose session had already ended as returned or timed out
 
 
-def _ids_from_text(text: str) -> list[tuple[int, str]]:
-    """(line, id) for each line: the first comma- or tab-separated field; blank lines and a
-    heading line skipped."""
+def prolific_ids_from_text(text: str) -> list[tuple[int, str]]:
+    """(line, id) of pasted ids or an uploaded file: each line's first comma- or tab-separated
+    field; blank lines and a heading line skipped."""
     found: list[tuple[int, str]] = []
     lines = text.splitlines()
     if len(lines) > MAX_RETURN_LINES:
@@ -61,14 +62,15 @@ def _ids_from_text(text: str) -> list[tuple[int, str]]:
 
 
 @transaction.atomic
-def prolific_returns_mark(*, study: Study, text: str) -> ReturnsMarked:
-    """End the sessions of the Prolific ids given (one per line) as returned.
+def prolific_returns_mark(*, study: Study, ids: Sequence[tuple[int, str]]) -> ReturnsMarked:
+    """End the sessions of the Prolific ids given, each with the line (or position) it came
+    from, as returned.
 
-    Every line is checked first; one bad line (not an id, not a Prolific participant of this
+    Every entry is checked first; one bad entry (not an id, not a Prolific participant of this
     study, or a participant who completed the study) refuses them all and changes nothing.
     Ids already ended as returned or timed out are counted and left as they are.
     """
-    entries = _ids_from_text(text)
+    entries = list(ids)
     if not entries:
         raise DomainError("paste at least one Prolific participant id", field="participant_ids")
     raters = {

@@ -15,7 +15,12 @@ from django.utils import timezone
 from apps.assignments.models import Assignment
 from apps.core.errors import ImportRejected, SessionExpired
 from apps.raters.models import BackgroundGroup, Rater, RaterSession
-from apps.raters.prolific import prolific_bonus_csv, prolific_bonuses, prolific_returns_mark
+from apps.raters.prolific import (
+    prolific_bonus_csv,
+    prolific_bonuses,
+    prolific_ids_from_text,
+    prolific_returns_mark,
+)
 from apps.raters.services import (
     StudyFull,
     rater_enroll,
@@ -227,13 +232,15 @@ def test_marking_returns_ends_sessions_and_gives_places_back():
     one, two = _enroll(study, "aa1"), _enroll(study, "aa2")
     done = _enroll(study, "aa3")
     rater_session_end(session=done.session, reason="completed")
-    marked = prolific_returns_mark(study=study, text="Participant id,status\naa1,RETURNED\n\naa2\n")
+    marked = prolific_returns_mark(
+        study=study, ids=prolific_ids_from_text("Participant id,status\naa1,RETURNED\n\naa2\n")
+    )
     assert (marked.returned, marked.already) == (2, 0)
     assert _filled(study) == 1
     assert {
         s.end_reason for s in RaterSession.objects.filter(pk__in=[one.session.pk, two.session.pk])
     } == {"returned"}
-    again = prolific_returns_mark(study=study, text="aa1")
+    again = prolific_returns_mark(study=study, ids=prolific_ids_from_text("aa1"))
     assert (again.returned, again.already) == (0, 1)
     assert _filled(study) == 1
 
@@ -244,7 +251,7 @@ def test_a_bad_line_refuses_the_whole_list_naming_each_line_and_changes_nothing(
     done = _enroll(study, "aa3")
     rater_session_end(session=done.session, reason="completed")
     with pytest.raises(ImportRejected) as refused:
-        prolific_returns_mark(study=study, text="aa1\nnobody\naa3\nbad id!")
+        prolific_returns_mark(study=study, ids=prolific_ids_from_text("aa1\nnobody\naa3\nbad id!"))
     assert [(e.line, e.field) for e in refused.value.errors] == [
         (2, "participant_id"),
         (3, "participant_id"),
@@ -284,6 +291,10 @@ def test_the_returns_api_is_all_or_nothing(researcher_client):
         client.post(url, {"participant_ids": []}, content_type="application/json").status_code
         == 400
     )
+    # A list is ids only: an entry spelled like a heading is an id, and refused as one.
+    heading = client.post(url, {"participant_ids": ["id"]}, content_type="application/json")
+    assert heading.status_code == 400
+    assert heading.json()["errors"][0]["line"] == 1
     ok = client.post(url, {"participant_ids": ["aa1"]}, content_type="application/json")
     assert ok.status_code == 200
     assert ok.json() == {"returned": 1, "already": 0}
