@@ -707,8 +707,9 @@ def _signals(document: dict[str, Any]) -> list[dict[str, Any]]:
             {
                 "question": labels.question_label(name),
                 "rate": fmt_percent(entry.get("rate")),
-                "if_yes": fmt(association.get("funniness_if_yes")),
-                "if_no": fmt(association.get("funniness_if_no")),
+                "against": labels.question_label(entry.get("against") or ""),
+                "if_yes": fmt(association.get("primary_if_yes")),
+                "if_no": fmt(association.get("primary_if_no")),
                 "difference": fmt_interval(association.get("difference")),
                 "correlation": fmt_interval(association.get("correlation")),
             }

@@ -158,3 +158,79 @@ def test_the_summary_page_shows_each_signal_with_its_rates(
     assert 'data-question="follow_up"' in body
     rate = np.mean([row["follow_up"] for row in rows if row["item"].startswith("quipster")])
     assert f"{100 * rate:.1f}%" in body
+
+
+@pytest.fixture
+def rated_on_quality() -> Study:
+    """A custom rubric whose primary question is "quality", with both signals after it."""
+    yes_no = {"kind": "binary", "min_value": 0, "max_value": 1, "answered_after": ["quality"]}
+    spec = {
+        "slug": "quality-signals",
+        "name": "Quality and signals",
+        "kind": "content",
+        "primary": "quality",
+        "questions": [
+            {
+                "name": "quality",
+                "kind": "likert",
+                "min_value": 1,
+                "max_value": 5,
+                "prompt": {"en": "How good is it?", "zh": "它有多好？"},
+            },
+            {**yes_no, "name": "retell", "prompt": {"en": "Retell?", "zh": "复述？"}},
+            {**yes_no, "name": "follow_up", "prompt": {"en": "Reply?", "zh": "追问？"}},
+        ],
+    }
+    study = study_create(slug="quality", rubric_spec=spec, name="Quality")
+    for i in range(6):
+        Item.objects.create(study=study, external_id=f"i{i}", text=f"text {i}", source="m")
+    rows = [
+        {
+            "kind": "score",
+            "rater": f"r{r}",
+            "background": "technical",
+            "item": f"i{i}",
+            "quality": 1 + (i + r) % 5,
+            "retell": int((i + r) % 5 >= 3),
+            "follow_up": int(i % 2),
+        }
+        for r in range(8)
+        for i in range(6)
+    ]
+    data = "\n".join(json.dumps(row) for row in rows).encode()
+    study_judgments_import(study=study, data=data, filename="quality.jsonl")
+    return study
+
+
+def test_signals_are_set_against_the_rubrics_own_primary_question(rated_on_quality) -> None:
+    from apps.reports.services import study_report_html
+
+    study = rated_on_quality
+    document = study_aggregate(study=study, rounds=50).payload
+    entry = document["signals"]["retell"]
+    assert entry["against"] == "quality"
+    assert {"primary_if_yes", "primary_if_no"} <= set(entry["association"])
+    english = study_report_html(study=study, language="en")
+    chinese = study_report_html(study=study, language="zh-hans")
+    assert "funniness" not in english.lower()
+    assert "好笑程度" not in chinese
+    assert "quality" in english.lower()
+
+
+def test_the_summary_page_names_the_primary_question_not_funniness(
+    rated_on_quality, django_user_model
+) -> None:
+    from django.test import Client
+
+    from apps.studies.services import study_member_add
+
+    study_aggregate(study=rated_on_quality, rounds=50)
+    user = django_user_model.objects.create_user("res", password="pw-res-12345")
+    study_member_add(study=rated_on_quality, user=user)
+    client = Client(HTTP_ACCEPT_LANGUAGE="en")
+    client.force_login(user)
+    body = client.get("/studies/quality/results/?view=all").content.decode()
+    signals = body[body.index('id="signals"') :]
+    signals = signals[: signals.index("</table>")]
+    assert "funniness" not in signals.lower()
+    assert "quality" in signals.lower()

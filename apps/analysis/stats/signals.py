@@ -1,15 +1,19 @@
 """The method's behavioural signals of humor: besides the scores, whether the rater would retell
 the joke to a friend and whether they would reply to it or ask a follow-up
 ("是否主动追问、是否复述给朋友"). The built-in rubric `humor-signals` asks both as yes/no
-questions after funniness.
+questions after funniness; a custom rubric may ask them (by these names) after its own primary
+question.
 
 Their rates per item, model, level and background are the question means of the results'
 item and group tables, and the model comparison takes them as questions like any other. This
-module adds what those tables do not say: each signal's overall rate and how it goes with
-funniness, on the scorecards that answered both:
+module adds what those tables do not say: each signal's overall rate and how it goes with the
+study's primary question (``against``: funniness in the humor scorecard), on the scorecards that
+answered both:
 
-- ``difference``: mean funniness when the answer is yes minus when it is no;
-- ``correlation``: Pearson's r between the answer (0/1) and funniness (the point-biserial r).
+- ``primary_if_yes``, ``primary_if_no``: the primary question's mean when the answer is yes, no;
+- ``difference``: the first minus the second;
+- ``correlation``: Pearson's r between the answer (0/1) and the primary question (the
+  point-biserial r).
 
 Intervals are percentile bootstraps that resample raters (one rater's scorecards share their
 scale), the same draws for both statistics.
@@ -41,7 +45,7 @@ def _answers(inputs: StudyInputs, q: int) -> dict[tuple[int, int], float]:
 
 def _association(
     signal: np.ndarray,
-    funniness: np.ndarray,
+    primary: np.ndarray,
     raters: np.ndarray,
     *,
     seed: int,
@@ -59,15 +63,15 @@ def _association(
     per_rater = np.vstack(
         [
             sums(yes.astype(float)),
-            sums(funniness * yes),
+            sums(primary * yes),
             sums((~yes).astype(float)),
-            sums(funniness * ~yes),
+            sums(primary * ~yes),
             sums(np.ones(signal.size)),
             sums(signal),
-            sums(funniness),
+            sums(primary),
             sums(signal * signal),
-            sums(funniness * funniness),
-            sums(signal * funniness),
+            sums(primary * primary),
+            sums(signal * primary),
         ]
     )
 
@@ -100,8 +104,8 @@ def _association(
             "n": int(signal.size),
         }
     with np.errstate(invalid="ignore"):
-        out["funniness_if_yes"] = float(funniness[yes].mean()) if yes.any() else None
-        out["funniness_if_no"] = float(funniness[~yes].mean()) if (~yes).any() else None
+        out["primary_if_yes"] = float(primary[yes].mean()) if yes.any() else None
+        out["primary_if_no"] = float(primary[~yes].mean()) if (~yes).any() else None
     return out
 
 
@@ -123,6 +127,7 @@ def signals_section(inputs: StudyInputs, *, seed: int, rounds: int, level: float
         both = [key for key in keys if key in primary]
         entry: dict[str, Any] = {
             "question": name,
+            "against": inputs.primary_question,
             "rate": proportion_ci(
                 signal, clusters=raters, rounds=rounds, seed=seed + 10 * k, level=level
             ).as_dict()

@@ -114,7 +114,8 @@ def not_understood_tables(payload: Payload) -> list[dict[str, Any]]:
 
 def signal_tables(payload: Payload) -> list[dict[str, Any]]:
     """Per behavioural signal the rubric asks: its rate overall and per model, level and rater
-    background (the groups tables' question means, yes = 1), and how it goes with funniness."""
+    background (the groups tables' question means, yes = 1), and how it goes with the study's
+    primary question (funniness in the humor scorecard)."""
     groups = payload.get("groups") or {}
     tables = []
     for name, entry in (payload.get("signals") or {}).items():
@@ -126,6 +127,7 @@ def signal_tables(payload: Payload) -> list[dict[str, Any]]:
         tables.append(
             {
                 "question": name,
+                "against": entry.get("against") or "",
                 "rate": entry.get("rate"),
                 "association": entry.get("association") or {},
                 "rows": [row for row in rows if row[2]],
