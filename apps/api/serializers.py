@@ -321,7 +321,10 @@ class ItemsJsonIn(StrictSerializer):
 
 
 class ItemsFileIn(serializers.Serializer):
-    file = serializers.FileField(help_text="A .jsonl or .csv file in the import_items format.")
+    file = serializers.FileField(
+        help_text="A .jsonl or .csv file in the import_items format, or a .zip of one and its "
+        "pictures."
+    )
 
 
 class ImportSummaryOut(serializers.Serializer):

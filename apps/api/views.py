@@ -381,19 +381,30 @@ def _import_records(
     """The checked records of an import request (an uploaded .jsonl/.csv file or a JSON body
     `{field: [...]}`), or the 202 of the background job a file too large for the request
     became."""
-    multipart = request.content_type.startswith("multipart/")
-    _check_size(request, "file" if multipart else field)
-    if not multipart:
+    if not request.content_type.startswith("multipart/"):
+        _check_size(request, field)
         data = json_in(data=request.data)
         data.is_valid(raise_exception=True)
         return _checked(_json_records(data.validated_data[field], f"({field[:-1]})"))
+    file = _import_upload(request, study, kind=kind, file_in=file_in)
+    if isinstance(file, Response):
+        return file
+    return _checked(read_records(file.read(), filename=file.name or "", json_columns=json_columns))
+
+
+def _import_upload(
+    request: Request, study: Study, *, kind: str, file_in: type[serializers.Serializer]
+) -> Response | Any:
+    """The checked file of a multipart import request, or the 202 of the background job it
+    became when it is too large to import within the request."""
+    _check_size(request, "file")
     upload = file_in(data=request.data)
     upload.is_valid(raise_exception=True)
     file = upload.validated_data["file"]
     import_upload_check(upload=file)
     if file.size > settings.IMPORT_INLINE_MAX_BYTES:
         return _job_accepted(request, study, kind=kind, upload=file)
-    return _checked(read_records(file.read(), filename=file.name or "", json_columns=json_columns))
+    return file
 
 
 def _job_accepted(request: Request, study: Study, *, kind: str, upload: Any) -> Response:
@@ -446,16 +457,15 @@ class StudyItemsApi(ResearcherApi):
     )
     def post(self, request: Request, slug: str) -> Response:
         study = self.study(request, slug)
-        upload = (
-            request.FILES.get("file") if request.content_type.startswith("multipart/") else None
-        )
-        if upload is not None and is_zip(upload.name or ""):
-            # Items with pictures: the zip holds the items file and the pictures it names.
-            _check_size(request, "file")
-            import_upload_check(upload=upload)
-            if (upload.size or 0) > settings.IMPORT_INLINE_MAX_BYTES:
-                return _job_accepted(request, study, kind=ImportKind.ITEMS, upload=upload)
-            summary = study_items_import(study=study, data=upload.read(), filename=upload.name)
+        if request.content_type.startswith("multipart/") and is_zip(
+            getattr(request.FILES.get("file"), "name", "") or ""
+        ):
+            # Items with pictures: the zip holds the items file and the pictures it names, so it
+            # is imported whole rather than read as records.
+            file = _import_upload(request, study, kind=ImportKind.ITEMS, file_in=s.ItemsFileIn)
+            if isinstance(file, Response):
+                return file
+            summary = study_items_import(study=study, data=file.read(), filename=file.name)
             return Response(
                 s.ImportSummaryOut(summary).data,
                 status=status.HTTP_201_CREATED if summary.created else status.HTTP_200_OK,
@@ -488,8 +498,7 @@ class StudyJudgmentsApi(ResearcherApi):
         operation_id="studies_judgments_import",
         summary="Import judgments collected elsewhere: all or nothing",
         description=(
-            "A `multipart/form-data` upload of a .jsonl or .csv file (field `file`), or of a .zip "
-            "of items.jsonl (or items.csv) and the pictures its `image_file` column names, or a JSON "
+            "A `multipart/form-data` upload of a .jsonl or .csv file (field `file`), or a JSON "
             'body `{"judgments": [...]}` of objects in the `import_judgments` format. '
             "Judgments already stored with the same content count as unchanged. Any bad line "
             "rejects the whole import: 400 with `errors: [{line, field, message}]`. The "

@@ -210,11 +210,11 @@ def read_records(
 ) -> Iterator[Record | LineError]:
     """Records of a .jsonl/.json/.ndjson or .csv file, chosen by its name."""
     suffix = Path(filename).suffix.lower()
-    text = _decode(data)
+    # The type first: a file of the wrong type (a zip) is named as such, not as bad text.
     if suffix == ".csv":
-        return read_csv(text, json_columns=json_columns)
+        return read_csv(_decode(data), json_columns=json_columns)
     if suffix in {".jsonl", ".ndjson", ".json"}:
-        return read_jsonl(text)
+        return read_jsonl(_decode(data))
     raise ImportRejected(
         [
             _said(

@@ -226,6 +226,52 @@ def test_the_items_api_takes_the_zip_and_refuses_a_bad_one_naming_lines(django_u
     assert Item.objects.filter(study=study).exclude(image="").count() == 2
 
 
+def test_a_zip_too_large_for_the_request_is_imported_in_the_background(
+    django_user_model, settings, django_capture_on_commit_callbacks
+) -> None:
+    from rest_framework.test import APIClient
+
+    from apps.studies.services import study_member_add
+
+    study = StudyFactory()
+    user = django_user_model.objects.create_user("res", password="pw-res-12345")
+    study_member_add(study=study, user=user)
+    client = APIClient()
+    client.force_authenticate(user)
+    good = _zip([_row(1), _row(2)], {"pics/a.png": _picture()})
+    settings.IMPORT_INLINE_MAX_BYTES = len(good) - 1
+    with django_capture_on_commit_callbacks(execute=True):
+        accepted = client.post(
+            f"/api/v1/studies/{study.slug}/items/",
+            {"file": _named(good, "good.zip")},
+            format="multipart",
+        )
+    assert accepted.status_code == 202
+    job = client.get(accepted.headers["Location"]).json()
+    assert job["status"] == "done", job
+    assert Item.objects.filter(study=study).exclude(image="").count() == 2
+
+
+def test_the_judgments_api_refuses_a_zip_naming_its_type(django_user_model) -> None:
+    from rest_framework.test import APIClient
+
+    from apps.judgments.models import ScoreResponse
+    from apps.studies.services import study_member_add
+
+    study = StudyFactory()
+    user = django_user_model.objects.create_user("res", password="pw-res-12345")
+    study_member_add(study=study, user=user)
+    client = APIClient()
+    client.force_authenticate(user)
+    upload = _named(_zip([_row(1)], {"pics/a.png": _picture()}), "judgments.zip")
+    refused = client.post(
+        f"/api/v1/studies/{study.slug}/judgments/", {"file": upload}, format="multipart"
+    )
+    assert refused.status_code == 400
+    assert "'.zip'" in refused.json()["errors"][0]["message"]
+    assert not ScoreResponse.objects.filter(study=study).exists()
+
+
 def _named(data: bytes, name: str) -> Any:
     from django.core.files.uploadedfile import SimpleUploadedFile
 
