@@ -16,8 +16,9 @@ minutes spread far wider), and with such unequal clusters the t test of that sta
 said "drift" in 6-8% of driftless studies at 5% (benchmarks/sim_session_drift.py). The test and
 the interval are therefore the wild cluster bootstrap of that t statistic with the null imposed
 (Rademacher weights per rater; Cameron, Gelbach and Miller 2008), the interval by inverting the
-test: its false-alarm rate measured 4.7-5.2% (20,000 studies a design). The slope and CR1 error are checked against
-statsmodels' OLS with rater dummies and clustered covariance in tests/analysis/stats/test_drift.py.
+test: its false-alarm rate measured 4.7-5.2% (20,000 studies a design). The slope and CR1 error
+are checked against statsmodels' OLS with rater dummies and clustered covariance in
+tests/analysis/stats/test_drift.py.
 
 Two clocks: minutes into the session (the method's "scores drop after 45 minutes") and position,
 the scorecard's place among the rater's scorecards in time order (a fast rater's tenth card
