@@ -18,7 +18,6 @@ from django.utils import timezone
 
 from apps.analysis.models import AggregationState, StudyResult
 from apps.analysis.selectors import study_inputs_load
-from apps.analysis.stats.report import compute_study_document
 from apps.core.errors import DomainError
 from apps.core.versions import software_versions
 from apps.exclusions.selectors import exclusion_set_for_study
@@ -148,7 +147,10 @@ def study_aggregate(
     )
     evidence_as_of = state.requested_at
     started = time.perf_counter()
-    # Imported here: exclusions' services mark results stale through this module.
+    # Imported here: exclusions' services mark results stale through this module; and the
+    # statistics bring scipy, which a process that only marks results stale (a web request, an
+    # import command) should not load.
+    from apps.analysis.stats.report import compute_study_document
     from apps.exclusions.services import exclusion_proposals_refresh
 
     try:

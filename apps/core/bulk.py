@@ -156,6 +156,35 @@ def _copy_value(value: Any) -> str:
     return str(value).translate(_COPY_ESCAPES)
 
 
+_BOOLEANS = {True: "t", False: "f"}
+_NUMBERS = {int, float}
+
+
+def _copy_column(values: Sequence[Any]) -> Sequence[str]:
+    """One column of a chunk in COPY's text format. Columns of one plain type (integer keys and
+    counts, flags, scores, strings with nothing to escape: nearly every column of an import) are
+    converted by the interpreter's own loops; anything else value by value."""
+    kinds = set(map(type, values))
+    if kinds <= _NUMBERS:
+        return list(map(str, values))
+    if kinds <= {bool}:
+        return list(map(_BOOLEANS.__getitem__, values))
+    if kinds <= {str}:
+        joined = "".join(values)
+        if "\\" in joined or "\t" in joined or "\n" in joined or "\r" in joined:
+            return [value.translate(_COPY_ESCAPES) for value in values]
+        return values
+    if kinds <= _NUMBERS | {type(None)}:
+        return ["\\N" if value is None else str(value) for value in values]
+    return list(map(_copy_value, values))
+
+
+def _copy_text(chunk: list[Sequence[Any]]) -> str:
+    """The chunk's rows as COPY text, converted column by column."""
+    columns = [_copy_column(column) for column in zip(*chunk, strict=True)]
+    return "".join(row + "\n" for row in map("\t".join, zip(*columns, strict=True)))
+
+
 def _chunks(rows: Iterable[Sequence[Any]]) -> Iterator[list[Sequence[Any]]]:
     iterator = iter(rows)
     while chunk := list(itertools.islice(iterator, COPY_CHUNK)):
@@ -191,16 +220,17 @@ def _copy(
                         [meta.db_table, pk, len(chunk)],
                     )
                     keys = [row[0] for row in raw.fetchall()]
-            text = io.StringIO()
+            prepared: list[Sequence[Any]] = []
             for n, row in enumerate(chunk):
-                values = list(row)
-                for k, convert in converters:
-                    values[k] = convert(values[k])
-                if returning:
-                    values.insert(0, keys[n])
-                text.write("\t".join(map(_copy_value, values)))
-                text.write("\n")
-            text.seek(0)
+                if converters or returning:
+                    values = list(row)
+                    for k, convert in converters:
+                        values[k] = convert(values[k])
+                    if returning:
+                        values.insert(0, keys[n])
+                    row = values
+                prepared.append(row)
+            text = io.StringIO(_copy_text(prepared))
             with connection.wrap_database_errors:
                 raw.copy_expert(statement, text)
             pks.extend(keys)

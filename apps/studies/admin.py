@@ -5,7 +5,6 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from apps.analysis.services import study_results_request
 from apps.screening.services.offense import offense_scan_items
 from apps.studies.models import Item, Question, Rubric, Study, StudyMembership
 
@@ -80,5 +79,8 @@ class ItemAdmin(admin.ModelAdmin):
         # An item added or rewritten here passes the offense filter as an imported one does.
         if not change or {"text", "context", "scenario"} & set(form.changed_data):
             offense_scan_items(items=[obj])
-        # Its model, type or level may have changed what the results count.
+        # Its model, type or level may have changed what the results count. Imported here: the
+        # analysis brings scipy, and every process (a command, a worker) loads the admin at start.
+        from apps.analysis.services import study_results_request
+
         study_results_request(study_id=obj.study_id)

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from apps.analysis.services import study_aggregate
-from apps.core.commands import command_errors
+from apps.core.commands import DataCommand, command_errors
 from apps.studies.selectors import study_get_by_slug
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Recompute a study's results from its raw judgments, synchronously."
 
     def add_arguments(self, parser: CommandParser) -> None:

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
-from apps.core.commands import command_errors, read_input_file
+from apps.core.commands import DataCommand, command_errors, read_input_file
 from apps.judgments.services import study_judgments_import
 from apps.studies.selectors import study_get_by_slug
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Import judgments collected elsewhere (JSONL or CSV); nothing is written if any line is bad."
 
     def add_arguments(self, parser: CommandParser) -> None:

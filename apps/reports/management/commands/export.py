@@ -4,12 +4,12 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.utils import translation
 
 from apps.analysis.exports import FORMATS, render
 from apps.analysis.selectors import study_result_get
-from apps.core.commands import command_errors
+from apps.core.commands import DataCommand, command_errors
 from apps.reports import services
 from apps.studies.selectors import study_get_by_slug
 
@@ -20,7 +20,7 @@ REPORT_FORMATS = ("xlsx", "raw", "tables", "report-html", "report-pdf")
 class _Text:
     """A text stream onto the command's stdout that adds no line endings of its own."""
 
-    def __init__(self, command: BaseCommand) -> None:
+    def __init__(self, command: DataCommand) -> None:
         self.command = command
 
     def write(self, text: str) -> int:
@@ -28,7 +28,7 @@ class _Text:
         return len(text)
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Write a study's stored results (json: the whole document; csv/jsonl: the per-item table; "
         "xlsx: one sheet per table plus provenance; tables: a zip of one CSV per table, or one "

@@ -4,13 +4,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
-from apps.core.commands import command_errors, read_input_file
+from apps.core.commands import DataCommand, command_errors, read_input_file
 from apps.studies.services import study_create
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Create a draft study with a built-in or stored rubric (--rubric humor), or a custom one "
         "from a rubric file (--rubric FILE.json)."

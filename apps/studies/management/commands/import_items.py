@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
-from apps.core.commands import command_errors, read_input_file
+from apps.core.commands import DataCommand, command_errors, read_input_file
 from apps.studies.selectors import study_get_by_slug
 from apps.studies.services import study_items_import
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = (
         "Import items from a JSONL or CSV file, or a zip of one and the pictures it names; "
         "nothing is written if any line or picture is bad."
