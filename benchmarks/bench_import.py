@@ -21,6 +21,13 @@ After the steps it reports the size of the printable HTML report.
     .venv/bin/python benchmarks/bench_import.py --only large --upload   # judgments via the API
     .venv/bin/python benchmarks/bench_import.py --compare-slider      # integer vs decimal grades
 
+On PostgreSQL (`--postgres`) each import step is also reported beside its floor: the time
+PostgreSQL itself takes to COPY the rows that step stored (every table the step grew, read back
+with COPY TO) into empty copies of those tables with the same columns, defaults, checks and
+indexes (foreign keys aside), in one transaction, from a client that only streams bytes. What
+the step takes beyond the floor is parsing, checking and formatting in Python, the foreign-key
+checks and the round trips.
+
 With `--slider` the one question is a slider (0-3 in steps of 0.25) and the grades are decimals
 on its grid (most of them fractions); `--compare-slider` runs the integer and the slider version
 of each dataset one after the other in this process and prints the slider's CPU time per step as
@@ -173,6 +180,59 @@ def run_step(args: list[str], env: dict[str, str]) -> tuple[float, float, str, f
     if process.returncode != 0:
         raise SystemExit(f"manage.py {' '.join(args)} failed:\n{output}")
     return wall, usage.ru_maxrss / 1024, output.strip(), usage.ru_utime + usage.ru_stime
+
+
+def _table_counts(dsn: str) -> dict[str, int]:
+    """Rows in each of the database's own tables (public schema)."""
+    import psycopg2
+
+    with psycopg2.connect(dsn) as connection, connection.cursor() as cursor:
+        cursor.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        tables = [row[0] for row in cursor.fetchall()]
+        counts = {}
+        for table in tables:
+            cursor.execute(f'SELECT count(*) FROM "{table}"')
+            counts[table] = int(cursor.fetchone()[0])
+    connection.close()
+    return counts
+
+
+def copy_floor(dsn: str, before: dict[str, int], after: dict[str, int]) -> tuple[float, int]:
+    """(seconds, rows): PostgreSQL's own COPY of the rows a step added, into empty copies of the
+    tables it grew (same columns, defaults, checks and indexes; no foreign keys), committed."""
+    import io
+
+    import psycopg2
+
+    grown = [table for table, rows in after.items() if rows > before.get(table, 0)]
+    connection = psycopg2.connect(dsn)
+    try:
+        cursor = connection.cursor()
+        data = {}
+        for table in grown:
+            buffer = io.BytesIO()
+            # Every row of a table the step grew; the step's rows are nearly all of them.
+            cursor.copy_expert(f'COPY "{table}" TO STDOUT', buffer)
+            data[table] = buffer.getvalue()
+        connection.commit()
+        for table in grown:
+            cursor.execute(f'DROP TABLE IF EXISTS "floor_{table}"')
+            cursor.execute(
+                f'CREATE TABLE "floor_{table}" (LIKE "{table}" INCLUDING DEFAULTS '
+                "INCLUDING CONSTRAINTS INCLUDING INDEXES)"
+            )
+        connection.commit()
+        start = time.perf_counter()
+        for table in grown:
+            cursor.copy_expert(f'COPY "floor_{table}" FROM STDIN', io.BytesIO(data[table]))
+        connection.commit()
+        seconds = time.perf_counter() - start
+        for table in grown:
+            cursor.execute(f'DROP TABLE "floor_{table}"')
+        connection.commit()
+    finally:
+        connection.close()
+    return seconds, sum(after[table] - before.get(table, 0) for table in grown)
 
 
 def _free_port() -> int:
@@ -334,16 +394,22 @@ def bench(
     total = 0.0
     total_cpu = 0.0
     peak = 0.0
+    dsn = env["DATABASE_URL"] if postgres else ""
     for step, args in (
         ("import_items", ["import_items", slug, str(items_path)]),
         ("import_judgments", ["import_judgments", slug, str(judgments_path)]),
         ("aggregate", ["aggregate", slug]),
     ):
+        counts = _table_counts(dsn) if dsn and step != "aggregate" else None
         if upload and step == "import_judgments":
             step = "upload_judgments"
             wall, rss, output, cpu = upload_step(slug, judgments_path, env)
         else:
             wall, rss, output, cpu = run_step(args, env)
+        if counts is not None:
+            floor, rows = copy_floor(dsn, counts, _table_counts(dsn))
+            results[f"{step}_floor"] = floor
+            output = f"{output[-60:]}  [floor: COPY of {rows:,} rows {floor:.1f} s]"
         total += wall
         total_cpu += cpu
         peak = max(peak, rss)
@@ -352,7 +418,7 @@ def bench(
         results[f"{step}_rss_mb"] = rss
         print(
             f"[{shape.name}] {step:<17} {wall:7.1f} s wall {cpu:7.1f} s CPU  peak {rss:6.0f} MB"
-            f"   {output[-110:]}"
+            f"   {output[-130:]}"
         )
     results["total"] = total
     results["total_cpu"] = total_cpu
