@@ -11,7 +11,9 @@ templates included; no HTTP server). For every request it records the number of 
 and the time (wall clock, and this process's CPU time: the part that holds the interpreter
 lock in gunicorn), and reports the median and 90th percentile per request kind over the raters after
 the first quarter (so the study already holds answers, as during a load run). `--profile KIND`
-prints the cProfile of that request kind (e.g. `scorecard-get`, `pair-post`).
+prints the cProfile of that request kind (e.g. `scorecard-get`, `pair-post`); `--statements`
+prints the SQL statements of the last request of every kind, one line each, so each can be set
+against the minimum that request needs (benchmarks/load/README.md).
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ class Recorder:
         self.samples: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
         self.profile_kind = profile_kind
         self.last_queries: list[str] = []
+        self.statements: dict[str, list[str]] = {}
         self.query_time: dict[str, list[float]] = defaultdict(list)
         self.profiler = cProfile.Profile()
 
@@ -84,11 +87,18 @@ class Recorder:
             cpu = (time.process_time() - cpu) * 1000
         if keep:
             self.samples[kind].append((len(queries.captured_queries), elapsed, cpu))
+            self.statements[kind] = [q["sql"] for q in queries.captured_queries]
             if profiling:
                 self.last_queries = [q["sql"] for q in queries.captured_queries]
                 for query in queries.captured_queries:
                     self.query_time[query["sql"][:90]].append(float(query["time"]) * 1000)
         return response
+
+    def report_statements(self) -> None:
+        for kind in sorted(self.statements):
+            print(f"{kind}: {len(self.statements[kind])} statements")
+            for sql in self.statements[kind]:
+                print(f"  {' '.join(sql.split())[:150]}")
 
     def report(self) -> None:
         print(f"{'request':<18} {'n':>5} {'queries':>8} {'ms p50':>8} {'ms p90':>8} {'cpu p50':>8}")
@@ -199,6 +209,9 @@ def main() -> int:
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--profile", default=None, help="a request kind to cProfile")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    parser.add_argument(
+        "--statements", action="store_true", help="the SQL of the last request of each kind"
+    )
     args = parser.parse_args()
     _setup_environment()
     import django
@@ -217,6 +230,8 @@ def main() -> int:
         for index in range(args.raters):
             _walk(index, index >= args.raters // 4, recorder)
         recorder.report()
+        if args.statements:
+            recorder.report_statements()
     finally:
         if not args.keep:
             _drop_database()

@@ -7,6 +7,12 @@ The orchestrator (this process) makes a fresh `laughlab_load` database, seeds th
 opens it up for many tasks, starts gunicorn, runs each load phase in a separate client process
 (`--client`), checks the stored judgments against the acknowledged idempotency keys, stops
 gunicorn by its PID and drops the database. Traffic goes only to 127.0.0.1.
+
+Before the raters (unless `--ceiling-s 0`), the same gunicorn serves a minimal Django view for
+`--ceiling-s` seconds (`GET /healthz`: every middleware, no database, a 16-byte JSON answer)
+to as many keep-alive connections as the load phase has raters, with no pause: its requests per
+second are the most this server and client can do on this machine, the ceiling the rater flow
+is reported against (answers/s and requests/s as a share of it).
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ class Client:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.connects = 0
+        self.requests = 0
 
     async def close(self) -> None:
         if self.writer is not None:
@@ -86,6 +93,7 @@ class Client:
         self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
     ) -> Response:
         """One request; a reused connection the server closed meanwhile is reopened once."""
+        self.requests += 1
         for attempt in range(2):
             reused = self.writer is not None
             if not reused:
@@ -202,6 +210,7 @@ class RaterResult:
     finished: bool = False
     error: str = ""
     connects: int = 0
+    requests: int = 0
 
 
 def _task_payload(
@@ -352,6 +361,7 @@ async def run_rater(
         result.error = f"{type(exc).__name__}: {exc}"[:300]
     finally:
         result.connects = client.connects
+        result.requests = client.requests
         await client.close()
     return result
 
@@ -406,6 +416,33 @@ async def run_client(args: argparse.Namespace) -> dict[str, Any]:
         "seconds": time.perf_counter() - started,
         "raters": [asdict(r) for r in results],
     }
+
+
+async def run_ceiling_client(args: argparse.Namespace) -> dict[str, Any]:
+    """`args.raters` connections GETting the minimal view back to back for `args.ceiling_s`."""
+    deadline = time.perf_counter() + args.ceiling_s
+    failures = 0
+
+    async def one() -> int:
+        nonlocal failures
+        client = Client(args.port, args.request_timeout)
+        done = 0
+        try:
+            while time.perf_counter() < deadline:
+                response = await client.request("GET", CEILING_PATH)
+                if response.status == 200:
+                    done += 1
+                else:
+                    failures += 1
+        except HttpError:
+            failures += 1
+        finally:
+            await client.close()
+        return done
+
+    started = time.perf_counter()
+    counts = await asyncio.gather(*(one() for _ in range(args.raters)))
+    return {"seconds": time.perf_counter() - started, "requests": sum(counts), "failed": failures}
 
 
 # --------------------------------------------------------------------------------------------
@@ -507,6 +544,30 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
+# The minimal Django view the rater flow is measured against (apps/core/health.py).
+CEILING_PATH = "/healthz"
+
+
+def _ceiling(args: argparse.Namespace, port: int, out: Path) -> dict[str, Any]:
+    command = [
+        str(VENV / "python"),
+        __file__,
+        "--ceiling-client",
+        "--port",
+        str(port),
+        "--raters",
+        str(args.raters),
+        "--ceiling-s",
+        str(args.ceiling_s),
+        "--out",
+        str(out),
+    ]
+    subprocess.run(command, check=True, timeout=args.ceiling_s + 120)
+    data: dict[str, Any] = json.loads(out.read_text())
+    data["per_s"] = data["requests"] / data["seconds"]
+    return data
+
+
 def _phase(args: argparse.Namespace, port: int, raters: int, offset: int, out: Path) -> dict:
     command = [
         str(VENV / "python"),
@@ -561,6 +622,7 @@ def _phase(args: argparse.Namespace, port: int, raters: int, offset: int, out: P
         "replayed": sum(a["replayed"] for a in ok),
         "retries": sum(a["retries"] for a in answers),
         "connections": sum(r["connects"] for r in data["raters"]),
+        "requests": sum(r["requests"] for r in data["raters"]),
         "p99_by_minute": [
             round(
                 _percentile([a["latency_ms"] for a in ok if m * 60 <= a["at_s"] < m * 60 + 60], 99),
@@ -653,12 +715,29 @@ def orchestrate(args: argparse.Namespace) -> int:
             f"{args.threads} threads ({args.worker_class}); {os.cpu_count()} CPUs; "
             f"think time {args.think_ms} ms; {args.tasks} tasks per session"
         )
+        ceiling: dict[str, Any] | None = None
+        if args.ceiling_s > 0:
+            ceiling = _ceiling(args, port, work / "ceiling.json")
+            print(
+                f"  ceiling: GET {CEILING_PATH} (a minimal Django view) on {args.raters} "
+                f"connections for {ceiling['seconds']:.1f} s: {ceiling['per_s']:.1f} requests/s; "
+                f"failed {ceiling['failed']}"
+            )
         phases: dict[str, dict[str, Any]] = {}
         if args.baseline:
             phases["baseline"] = _phase(args, port, args.baseline, 0, work / "baseline.json")
             _print_phase("baseline", phases["baseline"])
         phases["load"] = _phase(args, port, args.raters, 100_000, work / "load.json")
         _print_phase("load", phases["load"])
+        if ceiling is not None:
+            load = phases["load"]
+            per_s = load["requests"] / load["seconds"]
+            print(
+                f"  against the ceiling: {load['throughput']:.1f} answers/s and {per_s:.1f} "
+                f"requests/s ({load['requests'] / max(1, load['answers_ok']):.2f} requests an "
+                f"answer, enrolment included) = {load['throughput'] / ceiling['per_s']:.3f} "
+                f"answers and {per_s / ceiling['per_s']:.3f} requests per ceiling request"
+            )
 
         out = _manage(env, "shell", "-c", VERIFY % {"slug": SLUG})
         stored = json.loads(out.split("LOADJSON", 1)[1])
@@ -721,17 +800,24 @@ def main() -> int:
         "--access-log", type=Path, help="gunicorn's log of each request's server time (ms)"
     )
     parser.add_argument("--worker-class", default="sync", choices=["sync", "gthread"])
+    parser.add_argument(
+        "--ceiling-s",
+        type=float,
+        default=20.0,
+        help="seconds of the minimal-view ceiling before the raters (0: none)",
+    )
     parser.add_argument("--phase-timeout", type=float, default=600.0)
     parser.add_argument("--request-timeout", type=float, default=60.0)
     # Client-process options.
     parser.add_argument("--client", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--ceiling-client", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--offset", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--max-tasks", type=int, default=45, help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.client:
-        result = asyncio.run(run_client(args))
+    if args.client or args.ceiling_client:
+        result = asyncio.run(run_client(args) if args.client else run_ceiling_client(args))
         args.out.write_text(json.dumps(result))
         return 0
     return orchestrate(args)
