@@ -13,6 +13,14 @@ Before the raters (unless `--ceiling-s 0`), the same gunicorn serves a minimal D
 to as many keep-alive connections as the load phase has raters, with no pause: its requests per
 second are the most this server and client can do on this machine, the ceiling the rater flow
 is reported against (answers/s and requests/s as a share of it).
+
+With `--worker` a Celery worker (one process, as a small deployment runs it) computes the results
+while the raters answer, and a probe reads the database once a second during the load phase:
+how far the results lag behind the stored judgments, i.e. how long the oldest judgment that the
+latest results could not include (submitted after that run started) has been waiting, 0 when
+they include everything. It is reported against the bound the design promises: one debounce
+interval (AGGREGATE_DEBOUNCE_SECONDS) plus one aggregation, and, for a judgment that arrives just
+after a run has started, plus the rest of that run.
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
@@ -502,6 +511,11 @@ BackgroundGroup.objects.filter(study=s).update(quota=None)
 print(s.items.count(), s.status)
 """
 
+STUDY_ID = """
+from apps.studies.models import Study
+print("STUDYID" + str(Study.objects.get(slug=%(slug)r).pk))
+"""
+
 VERIFY = """
 import json
 from apps.judgments.models import Origin, PairJudgment, ScoreResponse, TuringJudgment
@@ -542,6 +556,99 @@ def _percentile(values: list[float], q: float) -> float:
     low = int(rank)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+LAG_SQL = """
+WITH latest AS (
+    SELECT computed_at, duration_seconds,
+           computed_at - make_interval(secs => duration_seconds) AS started
+    FROM analysis_studyresult WHERE study_id = %(study)s
+), waiting AS (
+    SELECT min(submitted_at) AS oldest FROM (
+        SELECT submitted_at FROM judgments_scoreresponse WHERE study_id = %(study)s
+        UNION ALL SELECT submitted_at FROM judgments_pairjudgment WHERE study_id = %(study)s
+        UNION ALL SELECT submitted_at FROM judgments_turingjudgment WHERE study_id = %(study)s
+    ) stored
+    WHERE submitted_at > coalesce((SELECT started FROM latest), '-infinity'::timestamptz)
+      AND submitted_at >= %(since)s
+)
+SELECT extract(epoch FROM now() - (SELECT oldest FROM waiting)),
+       (SELECT extract(epoch FROM computed_at) FROM latest),
+       (SELECT duration_seconds FROM latest)
+"""
+
+
+class LagProbe(threading.Thread):
+    """Once a second: how long the oldest judgment the latest results leave out has waited."""
+
+    def __init__(self, dsn: str, study_id: int) -> None:
+        super().__init__(daemon=True)
+        self.dsn = dsn
+        self.study_id = study_id
+        self.samples: list[float] = []
+        self.runs: dict[float, float] = {}  # computed_at -> duration of each run seen
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        import psycopg2
+
+        connection = psycopg2.connect(self.dsn)
+        connection.autocommit = True
+        try:
+            with connection.cursor() as cursor:
+                # Only the judgments of this phase: the demo's seeded ones are older than any run.
+                cursor.execute("SELECT now()")
+                since = cursor.fetchone()[0]
+                while not self.stopping.wait(1.0):
+                    cursor.execute(LAG_SQL, {"study": self.study_id, "since": since})
+                    waited, computed_at, duration = cursor.fetchone()
+                    self.samples.append(float(waited or 0.0))
+                    if computed_at is not None:
+                        self.runs[float(computed_at)] = float(duration)
+        finally:
+            connection.close()
+
+    def summary(self, debounce: float) -> str:
+        if not self.samples:
+            return "no samples"
+        durations = sorted(self.runs.values())
+        longest = durations[-1] if durations else float("nan")
+        worst = max(self.samples)
+        return (
+            f"results lag over {len(self.samples)} s: p50 {_percentile(self.samples, 50):.1f} s, "
+            f"p95 {_percentile(self.samples, 95):.1f} s, max {worst:.1f} s; {len(durations)} "
+            f"aggregations seen, {statistics.fmean(durations) if durations else float('nan'):.1f}"
+            f" s mean, {longest:.1f} s longest; bound debounce + one aggregation "
+            f"{debounce + longest:.1f} s, + the run under way {debounce + 2 * longest:.1f} s -> "
+            f"{'WITHIN' if worst <= debounce + 2 * longest else 'BEYOND'}"
+        )
+
+
+def _start_worker(env: dict[str, str], work: Path) -> subprocess.Popen[bytes]:
+    """One worker process with its beat (the periodic sweeps), as a small deployment runs them,
+    after one aggregation in this process: the phase starts from current results and no run
+    claimed, and the broker's database holds no task of an earlier run."""
+    import redis
+
+    _manage(env, "aggregate", SLUG)
+    redis.Redis.from_url(env["REDIS_URL"]).flushdb()
+    return subprocess.Popen(
+        [
+            str(VENV / "celery"),
+            "-A",
+            "config",
+            "worker",
+            "--beat",
+            "--schedule",
+            str(work / "celerybeat-schedule"),
+            "--concurrency",
+            "1",
+            "-l",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
 
 
 # The minimal Django view the rater flow is measured against (apps/core/health.py).
@@ -677,6 +784,7 @@ def orchestrate(args: argparse.Namespace) -> int:
     subprocess.run(["dropdb", "--if-exists", *pg, DB_NAME], check=True)
     subprocess.run(["createdb", *pg, DB_NAME], check=True)
     server: subprocess.Popen[bytes] | None = None
+    worker: subprocess.Popen[bytes] | None = None
     code = 1
     try:
         t = time.perf_counter()
@@ -727,8 +835,21 @@ def orchestrate(args: argparse.Namespace) -> int:
         if args.baseline:
             phases["baseline"] = _phase(args, port, args.baseline, 0, work / "baseline.json")
             _print_phase("baseline", phases["baseline"])
+        probe: LagProbe | None = None
+        if args.worker:
+            worker = _start_worker(env, work)
+            study_id = int(
+                _manage(env, "shell", "-c", STUDY_ID % {"slug": SLUG}).split("STUDYID", 1)[1]
+            )
+            probe = LagProbe(env["DATABASE_URL"], study_id)
+            probe.start()
         phases["load"] = _phase(args, port, args.raters, 100_000, work / "load.json")
         _print_phase("load", phases["load"])
+        if probe is not None:
+            probe.stopping.set()
+            probe.join()
+            debounce = float(env.get("AGGREGATE_DEBOUNCE_SECONDS", "10"))
+            print(f"  {probe.summary(debounce)}")
         if ceiling is not None:
             load = phases["load"]
             per_s = load["requests"] / load["seconds"]
@@ -772,6 +893,13 @@ def orchestrate(args: argparse.Namespace) -> int:
             print(f"p99 ratio load/baseline: {ratio:.1f}x")
         code = 0 if integrity else 2
     finally:
+        if worker is not None:
+            worker.send_signal(signal.SIGTERM)
+            try:
+                worker.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
         if server is not None:
             server.send_signal(signal.SIGTERM)
             try:
@@ -805,6 +933,11 @@ def main() -> int:
         type=float,
         default=20.0,
         help="seconds of the minimal-view ceiling before the raters (0: none)",
+    )
+    parser.add_argument(
+        "--worker",
+        action="store_true",
+        help="a Celery worker computes the results during the load phase; their lag is measured",
     )
     parser.add_argument("--phase-timeout", type=float, default=600.0)
     parser.add_argument("--request-timeout", type=float, default=60.0)

@@ -518,3 +518,34 @@ def test_the_batched_half_fits_equal_one_bt_fit_per_half() -> None:
             _, labels = _half_components(winners[side], losers[side], n_items)
             np.testing.assert_array_equal(labels, alone.component)
             np.testing.assert_allclose(batched, alone.scores, atol=1e-5)
+
+
+def test_each_shuffle_draws_the_items_own_ratings_in_every_order_equally_often() -> None:
+    """The empirical k-rater reliability's random orders (items grouped by their number of
+    ratings, each row shuffled): each item's own ratings, each once, every one first equally
+    often."""
+    from apps.analysis.stats.reliability import _shuffled_blocks
+
+    counts = np.array([2, 5, 3, 7, 4, 5, 1])
+    it = np.repeat(np.arange(counts.size), counts)
+    rng = np.random.default_rng(1)
+    it = it[rng.permutation(it.size)]  # ratings stored in any order
+    va = (1000 * it + np.arange(it.size)).astype(float)  # item and a unique rating id
+    firsts = []
+    for blocks in _shuffled_blocks(it, va, counts, 2, 3000, rng):
+        # One block per number of ratings (the item with one rating is left out), in order.
+        assert [block.shape[1:] for block in blocks] == [(1, 2), (1, 3), (1, 4), (2, 5), (1, 7)]
+        for block in blocks:
+            items = block // 1000
+            assert np.all(items == items[:, :, :1])
+            assert all(
+                len(set(row)) == block.shape[2]
+                for row in block.reshape(-1, block.shape[2]).tolist()
+            )
+        firsts.append(blocks[-1][:, 0, 0])  # item 3's first rating in each draw
+    first = np.concatenate(firsts)
+    assert first.size == 3000
+    # Each of item 3's seven ratings comes first in about 1/7 of 3,000 draws (sd about 19).
+    _, times = np.unique(first, return_counts=True)
+    assert times.size == 7
+    assert np.all(np.abs(times - 3000 / 7) < 5 * 19)
