@@ -124,7 +124,8 @@ def test_failed_run_leaves_previous_results_in_place(demo_study, monkeypatch):
     def crash(*args, **kwargs):
         raise MemoryError("worker ran out of memory")
 
-    monkeypatch.setattr(services, "compute_study_document", crash)
+    # The service imports the statistics when it runs (apps/analysis/services.py).
+    monkeypatch.setattr("apps.analysis.stats.report.compute_study_document", crash)
     with pytest.raises(MemoryError):
         study_aggregate(study=demo_study, rounds=50)
     stored = StudyResult.objects.get(study=demo_study)

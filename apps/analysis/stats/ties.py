@@ -709,6 +709,11 @@ def tie_fit(
     return _fit_prepared(_prepare(a, b, kind, n_items, weights), model, alpha)[0]
 
 
+# AICs closer than this (relative) are a draw: far above the fits' rounding, far below any
+# difference the data could make (the AIC is twice a log-likelihood of many judgments).
+_AIC_DRAW = 1e-9
+
+
 def choose_tie_model(
     left: np.ndarray,
     right: np.ndarray,
@@ -720,8 +725,10 @@ def choose_tie_model(
     """Fit both tie models and choose the one with the lower AIC.
 
     Both have the same number of parameters (the strengths and one tie parameter), so the AIC
-    comparison is the comparison of their log-likelihoods; an exact draw (e.g. no tie in the
-    data, where both are Bradley-Terry) goes to Davidson.
+    comparison is the comparison of their log-likelihoods; a draw (e.g. no tie in the data,
+    where both are Bradley-Terry) goes to Davidson. A draw is a difference within the fits'
+    own precision: two fits of one model reach the same likelihood only to the last few bits,
+    which differ from one processor's vector instructions to another's.
     """
     alpha = _check_alpha(alpha)
     a, b, kind = _check_judgments(left, right, outcome, n_items)
@@ -734,7 +741,9 @@ def choose_tie_model(
         log_lik={"davidson": dav.log_lik, "rao_kupper": rk.log_lik},
         aic={"davidson": dav.aic, "rao_kupper": rk.aic},
         n_params=dav.n_params,
-        chosen="rao_kupper" if rk.aic < dav.aic else "davidson",
+        chosen="rao_kupper"
+        if rk.aic < dav.aic - _AIC_DRAW * max(1.0, abs(dav.aic))
+        else "davidson",
     )
 
 
