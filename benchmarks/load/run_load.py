@@ -655,30 +655,24 @@ def _start_worker(env: dict[str, str], work: Path) -> subprocess.Popen[bytes]:
 CEILING_PATH = "/healthz"
 
 
+def _client(options: list[str], out: Path, timeout: float) -> dict[str, Any]:
+    """Run a client phase in its own process (this file with `options`); its JSON result."""
+    command = [str(VENV / "python"), __file__, *options, "--out", str(out)]
+    subprocess.run(command, check=True, timeout=timeout)
+    result: dict[str, Any] = json.loads(out.read_text())
+    return result
+
+
 def _ceiling(args: argparse.Namespace, port: int, out: Path) -> dict[str, Any]:
-    command = [
-        str(VENV / "python"),
-        __file__,
-        "--ceiling-client",
-        "--port",
-        str(port),
-        "--raters",
-        str(args.raters),
-        "--ceiling-s",
-        str(args.ceiling_s),
-        "--out",
-        str(out),
-    ]
-    subprocess.run(command, check=True, timeout=args.ceiling_s + 120)
-    data: dict[str, Any] = json.loads(out.read_text())
+    options = ["--ceiling-client", "--port", str(port), "--raters", str(args.raters)]
+    options += ["--ceiling-s", str(args.ceiling_s)]
+    data = _client(options, out, args.ceiling_s + 120)
     data["per_s"] = data["requests"] / data["seconds"]
     return data
 
 
 def _phase(args: argparse.Namespace, port: int, raters: int, offset: int, out: Path) -> dict:
-    command = [
-        str(VENV / "python"),
-        __file__,
+    options = [
         "--client",
         "--port",
         str(port),
@@ -694,11 +688,8 @@ def _phase(args: argparse.Namespace, port: int, raters: int, offset: int, out: P
         str(args.tasks * 2 + 5),
         "--phase-timeout",
         str(args.phase_timeout),
-        "--out",
-        str(out),
     ]
-    subprocess.run(command, check=True, timeout=args.phase_timeout + 30)
-    data: dict[str, Any] = json.loads(out.read_text())
+    data = _client(options, out, args.phase_timeout + 30)
     answers = [a for r in data["raters"] for a in r["answers"]]
     every_ok = [a for a in answers if 200 <= a["status"] < 300]
     # "Answers" are the judgments (submit + next page); scorecards' first steps are reported

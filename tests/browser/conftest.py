@@ -205,3 +205,17 @@ def log_in_as_researcher(page) -> None:  # type: ignore[no-untyped-def]
     with page.expect_navigation():
         page.locator("form button[type=submit]").click()
     assert "/accounts/login/" not in page.url
+
+
+def researcher_page(new_context, screenshots, lang: str, width: int):  # type: ignore[no-untyped-def]
+    """(context, page) of the demo researcher logged in, reading `lang` ("en" or "zh") on a
+    screen `width` px wide; the caller closes the context."""
+    context = new_context(
+        viewport={"width": width, "height": 900},
+        locale="zh-CN" if lang == "zh" else "en-US",
+        extra_http_headers={"Accept-Language": "zh-hans" if lang == "zh" else "en"},
+    )
+    page = screenshots.watch(context.new_page())
+    page.set_default_timeout(10_000)
+    log_in_as_researcher(page)
+    return context, page

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 from django.conf import settings
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from apps.analysis.services import study_aggregate
 from apps.studies.services import study_member_add
 from tests.analysis.drift_data import drifting_study
-from tests.browser.conftest import log_in_as_researcher
+from tests.browser.conftest import researcher_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -33,14 +33,7 @@ def test_the_quality_page_shows_the_drift_in_both_languages(
     study_member_add(study=study, user=user)
     for lang, width in SCREENS:
         heading, headline, unit = WORDS[lang]
-        context = new_context(
-            viewport={"width": width, "height": 900},
-            locale="zh-CN" if lang == "zh" else "en-US",
-            extra_http_headers={"Accept-Language": "zh-hans" if lang == "zh" else "en"},
-        )
-        page: Page = screenshots.watch(context.new_page())
-        page.set_default_timeout(10_000)
-        log_in_as_researcher(page)
+        context, page = researcher_page(new_context, screenshots, lang, width)
         page.goto(f"/studies/{study.slug}/results/quality/")
         expect(page.get_by_role("heading", name=heading)).to_be_visible()
         drift = page.locator("p.drift[data-drifts=yes]")

@@ -17,7 +17,7 @@ from apps.raters.models import BackgroundGroup, Rater, RaterSession
 from apps.raters.services import rater_enroll
 from apps.studies.models import Study
 from apps.studies.services import study_member_add
-from tests.browser.conftest import log_in_as_researcher
+from tests.browser.conftest import researcher_page
 from tests.factories import ItemFactory, StudyFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -146,14 +146,7 @@ def test_the_prolific_page_marks_returns_and_previews_bonuses_in_both_languages(
         )
     for n, (lang, width) in enumerate(SCREENS):
         words = WORDS[lang]
-        context = new_context(
-            viewport={"width": width, "height": 900},
-            locale="zh-CN" if lang == "zh" else "en-US",
-            extra_http_headers={"Accept-Language": "zh-hans" if lang == "zh" else "en"},
-        )
-        page: Page = screenshots.watch(context.new_page())
-        page.set_default_timeout(10_000)
-        log_in_as_researcher(page)
+        context, page = researcher_page(new_context, screenshots, lang, width)
         page.goto(f"/studies/{study.slug}/prolific/")
         assert _fits(page), f"Prolific page scrolls sideways at {width} px in {lang}"
         rows = page.locator("table[aria-label] tbody tr")

@@ -200,7 +200,9 @@ def test_the_rater_given_the_item_sees_its_picture_with_the_description(language
     assert client.get(f"/s/{study.slug}/images/{'0' * 64}.png").status_code == 404
 
 
-def test_the_items_api_takes_the_zip_and_refuses_a_bad_one_naming_lines(django_user_model) -> None:
+@pytest.fixture
+def researcher_api(django_user_model):  # type: ignore[no-untyped-def]
+    """A study and an API client of a researcher who is one of its members."""
     from rest_framework.test import APIClient
 
     from apps.studies.services import study_member_add
@@ -210,6 +212,11 @@ def test_the_items_api_takes_the_zip_and_refuses_a_bad_one_naming_lines(django_u
     study_member_add(study=study, user=user)
     client = APIClient()
     client.force_authenticate(user)
+    return study, client
+
+
+def test_the_items_api_takes_the_zip_and_refuses_a_bad_one_naming_lines(researcher_api) -> None:
+    study, client = researcher_api
     url = f"/api/v1/studies/{study.slug}/items/"
     bad = _zip([_row(1, image="pics/none.png")], {})
     refused = client.post(
@@ -227,17 +234,9 @@ def test_the_items_api_takes_the_zip_and_refuses_a_bad_one_naming_lines(django_u
 
 
 def test_a_zip_too_large_for_the_request_is_imported_in_the_background(
-    django_user_model, settings, django_capture_on_commit_callbacks
+    researcher_api, settings, django_capture_on_commit_callbacks
 ) -> None:
-    from rest_framework.test import APIClient
-
-    from apps.studies.services import study_member_add
-
-    study = StudyFactory()
-    user = django_user_model.objects.create_user("res", password="pw-res-12345")
-    study_member_add(study=study, user=user)
-    client = APIClient()
-    client.force_authenticate(user)
+    study, client = researcher_api
     good = _zip([_row(1), _row(2)], {"pics/a.png": _picture()})
     settings.IMPORT_INLINE_MAX_BYTES = len(good) - 1
     with django_capture_on_commit_callbacks(execute=True):
@@ -252,17 +251,10 @@ def test_a_zip_too_large_for_the_request_is_imported_in_the_background(
     assert Item.objects.filter(study=study).exclude(image="").count() == 2
 
 
-def test_the_judgments_api_refuses_a_zip_naming_its_type(django_user_model) -> None:
-    from rest_framework.test import APIClient
-
+def test_the_judgments_api_refuses_a_zip_naming_its_type(researcher_api) -> None:
     from apps.judgments.models import ScoreResponse
-    from apps.studies.services import study_member_add
 
-    study = StudyFactory()
-    user = django_user_model.objects.create_user("res", password="pw-res-12345")
-    study_member_add(study=study, user=user)
-    client = APIClient()
-    client.force_authenticate(user)
+    study, client = researcher_api
     upload = _named(_zip([_row(1)], {"pics/a.png": _picture()}), "judgments.zip")
     refused = client.post(
         f"/api/v1/studies/{study.slug}/judgments/", {"file": upload}, format="multipart"
