@@ -156,10 +156,11 @@ class Tab:
         assert response.status == status, f"{url}: {response.status}"
         self.shots.settle()
 
-    def follow(self, target: Locator) -> None:
-        """Click a link or submit button and wait for the page it leads to."""
-        with self.page.expect_navigation():
-            target.click()
+    def follow(self, target: Locator, *, timeout: float | None = None) -> None:
+        """Click a link or submit button and wait for the page it leads to (`timeout` ms where
+        the server does more than a page's work before answering)."""
+        with self.page.expect_navigation(timeout=timeout):
+            target.click(timeout=timeout)
         self.shots.settle()
 
 
@@ -397,7 +398,9 @@ def test_every_export_and_results_csv_downloads_and_parses_back(tab: Tab, demo: 
     files: dict[str, bytes] = {}
     for fmt_value, file_name in EXPORT_FILES.items():
         page.locator("select[name=format]").select_option(fmt_value)
-        tab.follow(page.get_by_role("button", name="Start export"))
+        # Tasks run eagerly here, so the request builds the export (the printable report
+        # takes seconds on a busy two-core machine) before it answers.
+        tab.follow(page.get_by_role("button", name="Start export"), timeout=60_000)
         job = ExportJob.objects.latest("pk")
         assert (job.format, job.status) == (fmt_value, "done"), job.error
         row = page.locator(f"tr[data-export-job='{job.pk}']")
