@@ -884,22 +884,21 @@ def orchestrate(args: argparse.Namespace) -> int:
             print(f"p99 ratio load/baseline: {ratio:.1f}x")
         code = 0 if integrity else 2
     finally:
-        if worker is not None:
-            worker.send_signal(signal.SIGTERM)
-            try:
-                worker.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-                worker.wait()
-        if server is not None:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+        for process in (worker, server):
+            if process is not None:
+                _terminate(process)
         subprocess.run(["dropdb", "--if-exists", *pg, DB_NAME], check=False)
     return code
+
+
+def _terminate(process: subprocess.Popen[bytes]) -> None:
+    """Stop a process by its PID: SIGTERM, then SIGKILL if it has not gone within 30 s."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def main() -> int:
