@@ -10,6 +10,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import get_language
@@ -17,10 +18,10 @@ from django.utils.translation import get_language
 from apps.assignments.models import Assignment
 from apps.assignments.selectors import rater_tasks, score_response_awaiting_verdict
 from apps.assignments.services import assignment_next
-from apps.core.errors import SessionExpired
+from apps.core.errors import Busy, SessionExpired
 from apps.judgments.models import ScoreResponse
 from apps.raters.models import Rater, RaterSession
-from apps.raters.selectors import rater_and_session_for_request
+from apps.raters.selectors import rater_and_session_for_request, rater_session_get
 from apps.raters.services import rater_session_check_open, rater_session_end
 from apps.studies import scales
 from apps.studies.models import Item, Question, Study
@@ -142,11 +143,16 @@ def _question_view(question: Question) -> dict[str, Any]:
     }
 
 
-def task_view_model(study: Study, assignment: Assignment) -> dict[str, Any]:
+def task_view_model(
+    study: Study, assignment: Assignment, *, questions: bool = True
+) -> dict[str, Any]:
+    """What a rater sees of a task; `questions=False` leaves out a scorecard's questions, which
+    a page showing the next task in place already has (same layout, see `task_layout`)."""
     view: dict[str, Any] = {
         "id": assignment.pk,
         "kind": assignment.kind,
         "position": assignment.position,
+        "layout": task_layout(study, assignment.kind),
     }
     if assignment.kind == Assignment.Kind.PAIR:
         assert assignment.right_item is not None
@@ -158,7 +164,7 @@ def task_view_model(study: Study, assignment: Assignment) -> dict[str, Any]:
             view["left"]["image"] = view["right"]["image"] = None
     else:
         view["item"] = _item_view(assignment.item, study.slug)
-    if assignment.kind == Assignment.Kind.SCORECARD:
+    if assignment.kind == Assignment.Kind.SCORECARD and questions:
         view["questions"] = [_question_view(q) for q in study_questions(study=study)]
         view["typed"] = any(q["entry"] == "typed" for q in view["questions"])
         view["field"] = any(q["entry"] == "field" for q in view["questions"])
@@ -182,6 +188,22 @@ def _session_context(study: Study, session: RaterSession, done: int) -> dict[str
     }
 
 
+def _next_step(
+    rater: Rater, session: RaterSession
+) -> tuple[ScoreResponse | None, Assignment | None, int]:
+    """What the rater is shown next, in an open session of an open study: the scorecard whose
+    explanation waits for a verdict, else their open task or a new one (None: nothing is left),
+    and how many tasks the session has done."""
+    tasks = rater_tasks(rater=rater)
+    done = tasks.done_in_session(session_id=session.pk)
+    awaiting = score_response_awaiting_verdict(rater=rater, tasks=tasks, session_id=session.pk)
+    if awaiting is not None:
+        # The reveal comes on the task page itself, right after the scorecard: every answer is
+        # followed by the same page, so the route says nothing about which items have one.
+        return awaiting, None, done
+    return None, assignment_next(rater=rater, session=session, tasks=tasks), done
+
+
 def task_page(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_for_raters(slug=slug)
     rater, session = rater_and_session_for_request(request=request, study=study)
@@ -194,14 +216,9 @@ def task_page(request: HttpRequest, slug: str) -> HttpResponse:
         # Closed while this rater was in it: what they answered is kept; nothing more is asked.
         rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)
         return render(request, "raters/unavailable.html", {"study": study}, status=409)
-    tasks = rater_tasks(rater=rater)
-    done = tasks.done_in_session(session_id=session.pk)
-    awaiting = score_response_awaiting_verdict(rater=rater, tasks=tasks, session_id=session.pk)
+    awaiting, assignment, done = _next_step(rater, session)
     if awaiting is not None:
-        # The reveal comes on the task page itself, right after the scorecard: every answer is
-        # followed by the same page, so the route says nothing about which items have one.
         return _explanation(request, study, session, awaiting, done)
-    assignment = assignment_next(rater=rater, session=session, tasks=tasks)
     if assignment is None:
         rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)
         return HttpResponseRedirect(end_url)
@@ -214,6 +231,53 @@ def task_page(request: HttpRequest, slug: str) -> HttpResponse:
         "return_url": _return_url(study, rater),
     }
     return render(request, f"assignments/task_{assignment.kind}.html", context)
+
+
+def task_layout(study: Study, kind: str) -> str:
+    """What a task page of this kind shows besides its items: two tasks with the same layout
+    differ only in their items, so the page can show the next one in place. A scorecard's
+    questions change with the rubric, a pair's extra answers with the study's settings."""
+    if kind == Assignment.Kind.SCORECARD:
+        return f"{study.rubric_id}:{study.rubric.updated_at.timestamp():.6f}"
+    if kind == Assignment.Kind.PAIR:
+        return f"tie={int(study.pair_offers_tie)}:neither={int(study.pair_offers_neither)}"
+    return kind
+
+
+def next_task_in_place(request: HttpRequest, study: Study, rater: Rater) -> dict[str, Any] | None:
+    """The rater's next task, for the page they are on to show in place of the one just
+    answered (the submit's `with_next`): only what changes from one task to the next, the
+    items (rendered as the task page renders them) and the progress, with the layout they fit.
+    None when the next page is anything else (a self-explanation to judge, the end, a closed
+    study): the page then loads `next` as before, and that page does what ends a session."""
+    if study.status != Study.Status.OPEN:
+        return None
+    session = rater_session_get(rater=rater)
+    try:
+        rater_session_check_open(session=session)
+    except SessionExpired:
+        return None
+    try:
+        awaiting, assignment, done = _next_step(rater, session)
+    except Busy:
+        return None  # the answer is stored; the next page asks again, and says so if need be
+    if awaiting is not None or assignment is None:
+        return None
+    task = task_view_model(study, assignment, questions=False)
+    context = {"study": study, "task": task, "session": _session_context(study, session, done)}
+    return {
+        "kind": assignment.kind,
+        "id": assignment.pk,
+        "layout": task_layout(study, assignment.kind),
+        "content": render_to_string(
+            "assignments/_content_pair.html"
+            if assignment.kind == Assignment.Kind.PAIR
+            else "assignments/_content_item.html",
+            context,
+            request=request,
+        ),
+        "progress": render_to_string("assignments/_progress.html", context, request=request),
+    }
 
 
 def _explanation(

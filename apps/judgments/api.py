@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
+from apps.assignments.views import next_task_in_place
 from apps.core.rater_api import RaterAPIView
 from apps.core.serializers import ErrorOut
 from apps.judgments import serializers
@@ -54,8 +55,18 @@ def _next_url(slug: str, result: SubmitResult) -> str:
     return reverse("raters:task", args=[slug])
 
 
-def _out(slug: str, result: SubmitResult) -> Response:
-    body = {"kind": result.kind, "replayed": result.replayed, "next": _next_url(slug, result)}
+def _out(
+    request: Request, slug: str, rater: Rater, values: dict[str, Any], result: SubmitResult
+) -> Response:
+    body: dict[str, Any] = {
+        "kind": result.kind,
+        "replayed": result.replayed,
+        "next": _next_url(slug, result),
+    }
+    if values.get("with_next"):
+        # After the answer's commit, as the next page's request would: the task page's own
+        # choice, so the answer and the next task share this request's study, rater and session.
+        body["task"] = next_task_in_place(request._request, rater.study, rater)
     return Response(body, status=status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED)
 
 
@@ -107,7 +118,7 @@ class ScorecardSubmitApi(RaterAPIView):
             answers=_answers(values),
             active_ms=values["active_ms"],
         )
-        return _out(slug, result)
+        return _out(request, slug, rater, values, result)
 
 
 class PairSubmitApi(RaterAPIView):
@@ -121,7 +132,7 @@ class PairSubmitApi(RaterAPIView):
             winner=values["winner"],
             active_ms=values["active_ms"],
         )
-        return _out(slug, result)
+        return _out(request, slug, rater, values, result)
 
 
 class TuringSubmitApi(RaterAPIView):
@@ -135,7 +146,7 @@ class TuringSubmitApi(RaterAPIView):
             guess=values["guess"],
             active_ms=values["active_ms"],
         )
-        return _out(slug, result)
+        return _out(request, slug, rater, values, result)
 
 
 class ExplanationSubmitApi(RaterAPIView):

@@ -11,6 +11,12 @@ class _Common(serializers.Serializer):
     assignment = serializers.IntegerField(min_value=1)
     idempotency_key = serializers.CharField(min_length=8, max_length=64)
     active_ms = serializers.IntegerField(min_value=0, max_value=21_600_000)
+    with_next = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Answer with the next task too (`task`), for the page to show in place, so "
+        "the next page is not a request of its own.",
+    )
 
 
 class AnswerSerializer(serializers.Serializer):
@@ -81,7 +87,24 @@ class ExplanationIn(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=["yes", "no", "unsure"])
 
 
+class NextTaskOut(serializers.Serializer):
+    kind = serializers.CharField()
+    id = serializers.IntegerField(help_text="The assignment")
+    layout = serializers.CharField(
+        help_text="What the page shows besides the items; shown in place only on a page of the "
+        "same kind and layout"
+    )
+    content = serializers.CharField(help_text="The items, as the task page renders them (HTML)")
+    progress = serializers.CharField(help_text="The session's progress (HTML)")
+
+
 class SubmitOut(serializers.Serializer):
     kind = serializers.CharField()
     replayed = serializers.BooleanField()
     next = serializers.CharField(help_text="Page to show next")
+    task = NextTaskOut(
+        required=False,
+        allow_null=True,
+        help_text="With `with_next`: the next task, or null when the next page is another "
+        "(a self-explanation, the end): then load `next`.",
+    )

@@ -127,7 +127,7 @@ class Recorder:
                 print(f"  {sql[:400]}")
 
 
-def _walk(index: int, keep: bool, recorder: Recorder) -> None:
+def _walk(index: int, keep: bool, recorder: Recorder, in_place: bool) -> None:
     from django.test import Client
 
     rng = random.Random(index)
@@ -154,19 +154,21 @@ def _walk(index: int, keep: bool, recorder: Recorder) -> None:
         raise SystemExit(f"enrolment answered {enrolled.status_code}")
     path = enrolled["Location"]
     kind = "first"
+    text = ""
     while True:
-        response = recorder.call(f"{kind}-get", keep, lambda p=path: client.get(p))
-        if response.status_code == 302:
-            path = response["Location"]
-            if path.rstrip("/").endswith("/end"):
-                return
-            continue
-        text = response.content.decode()
+        if path:
+            response = recorder.call(f"{kind}-get", keep, lambda p=path: client.get(p))
+            if response.status_code == 302:
+                path = response["Location"]
+                if path.rstrip("/").endswith("/end"):
+                    return
+                continue
+            text = response.content.decode()
         match = run_load.FORM_RE.search(text)
         if match is None:
             return
         kind = match.group(1)
-        url, body, early = run_load._task_payload(kind, text, rng)
+        url, body, early = run_load._task_payload(kind, text, rng, in_place)
         if early is not None:
             first = recorder.call(
                 "scorecard-early-post",
@@ -186,7 +188,7 @@ def _walk(index: int, keep: bool, recorder: Recorder) -> None:
                     f"{early[0]} answered {first.status_code}: {first.content[:300]!r}"
                 )
         posted = recorder.call(
-            f"{kind}-post",
+            f"{kind}-post+next" if in_place and kind != "explanation" else f"{kind}-post",
             keep,
             lambda u=url, b=body: client.post(
                 u,
@@ -200,7 +202,15 @@ def _walk(index: int, keep: bool, recorder: Recorder) -> None:
         )
         if not 200 <= posted.status_code < 300:
             raise SystemExit(f"{url} answered {posted.status_code}: {posted.content[:300]!r}")
-        path = posted.json()["next"]
+        data = posted.json()
+        task = data.get("task")
+        layout = run_load.LAYOUT_RE.search(text)
+        if task and task["kind"] == kind and layout and task["layout"] == layout.group(1):
+            # Shown in place, as rater.js does: no request for the next page.
+            text = run_load.ASSIGNMENT_RE.sub(f'data-assignment="{task["id"]}"', text, count=1)
+            path = ""
+        else:
+            path = data["next"]
 
 
 def main() -> int:
@@ -211,6 +221,13 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument(
         "--statements", action="store_true", help="the SQL of the last request of each kind"
+    )
+    parser.add_argument(
+        "--next-page",
+        default="in-place",
+        choices=["in-place", "request"],
+        help="the answer carries the next task (in-place: `KIND-post+next`, as rater.js "
+        "does), or the next page is a request of its own (`KIND-post`, then `KIND-get`)",
     )
     args = parser.parse_args()
     _setup_environment()
@@ -228,7 +245,7 @@ def main() -> int:
         settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
         recorder = Recorder(args.profile)
         for index in range(args.raters):
-            _walk(index, index >= args.raters // 4, recorder)
+            _walk(index, index >= args.raters // 4, recorder, args.next_page == "in-place")
         recorder.report()
         if args.statements:
             recorder.report_statements()

@@ -405,7 +405,8 @@
 
   function payload() {
     var active = elapsed();
-    var body = { idempotency_key: key, active_ms: active };
+    // with_next: the reply carries the next task, shown in place (showNext) when it fits.
+    var body = { idempotency_key: key, active_ms: active, with_next: !!form.dataset.layout };
     if (kind === "explanation") {
       return { response: parseInt(form.dataset.response, 10), verdict: (checked("verdict") || {}).value };
     }
@@ -441,7 +442,7 @@
       return response.json().catch(function () { return {}; }).then(function (data) {
         if (response.ok) {
           window.sessionStorage.removeItem(taskKey);
-          window.location.assign(data.next);
+          if (fits(data.task)) { showNext(data.task); } else { window.location.assign(data.next); }
         } else if (response.status === 410) {
           window.location.assign(session ? session.dataset.endUrl : "../end/");
         } else if (response.status >= 500 || response.status === 429) {
@@ -461,6 +462,57 @@
     status.textContent = form.dataset.retryText;
     status.className = "status warning";
     window.setTimeout(function () { send(body, attempt + 1); }, Math.min(8000, 500 * Math.pow(2, attempt)));
+  }
+
+  // The next task in place of the one answered, when only its items differ (same kind, same
+  // questions and choices): the server sends those items and the progress, and the page starts
+  // the task afresh as a new page would, with a new key, clock and answers. Anything else (a
+  // self-explanation, the end, a changed rubric) is loaded as a page of its own.
+  var content = form.querySelector("[data-task-content]");
+  function fits(task) {
+    return !!(task && content && task.kind === kind && task.layout === form.dataset.layout);
+  }
+  function showNext(task) {
+    var holder = document.createElement("div");
+    holder.innerHTML = task.content;
+    var fresh = holder.querySelector("[data-task-content]");
+    content.replaceWith(fresh);
+    content = fresh;
+    var progress = document.querySelector("[data-progress]");
+    if (progress) {
+      holder.innerHTML = task.progress;
+      progress.replaceWith(holder.querySelector("[data-progress]"));
+    }
+    form.dataset.assignment = String(task.id);
+    taskKey = "laughlab:key:" + kind + ":" + task.id;
+    key = window.sessionStorage.getItem(taskKey) || newKey();
+    window.sessionStorage.setItem(taskKey, key);
+    form.querySelectorAll("input[type=radio]").forEach(function (input) { input.checked = false; });
+    fieldsets.forEach(function (fieldset) {
+      if (fieldset.dataset.entry !== "field") { return; }
+      var number = fieldset.querySelector("input[data-number]");
+      var slider = fieldset.querySelector("input[data-slider]");
+      number.value = "";
+      number.dataset.answered = "";
+      number.setAttribute("aria-invalid", "false");
+      slider.value = slider.defaultValue;
+      slider.classList.add("unset");
+    });
+    answeredAt = {};
+    unlocked = {};
+    early = Promise.resolve(true);
+    pendingKey = null;
+    clearTyped();
+    status.textContent = "";
+    status.className = "status";
+    sending = false;
+    submitButton.disabled = false;
+    refreshLocks();
+    if (kind === "scorecard" && fieldsets.length) { highlight(fieldsets[0]); }
+    window.scrollTo(0, 0);
+    // Where a new page would start reading: the new items (the old focus is gone with them).
+    content.focus({ preventScroll: true });
+    shownAt = performance.now();
   }
 
   form.addEventListener("submit", function (event) {
