@@ -14,6 +14,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import get_language
+from django.utils.translation import gettext as _
 
 from apps.assignments.models import Assignment
 from apps.assignments.selectors import rater_tasks, score_response_awaiting_verdict
@@ -24,8 +25,11 @@ from apps.raters.models import Rater, RaterSession
 from apps.raters.selectors import rater_and_session_for_request, rater_session_get
 from apps.raters.services import rater_session_check_open, rater_session_end
 from apps.studies import scales
-from apps.studies.models import Item, Question, Study
+from apps.studies.models import Item, Question, Rubric, Study
 from apps.studies.selectors import study_for_raters, study_questions
+
+# The self-explanation's verdict: a page of the task flow, though not an assignment kind.
+EXPLANATION = "explanation"
 
 
 def _lang_key() -> str:
@@ -204,6 +208,51 @@ def _next_step(
     return None, assignment_next(rater=rater, session=session, tasks=tasks), done
 
 
+def _page_title(study: Study, kind: str) -> str:
+    if kind == Assignment.Kind.PAIR:
+        if study.rubric.kind == Rubric.Kind.HUMOR:
+            return _("Which is funnier?")
+        return _("Which article is better overall?")
+    return {
+        Assignment.Kind.SCORECARD: _("Rate this"),
+        Assignment.Kind.TURING: _("Who wrote this?"),
+        EXPLANATION: _("The writer's explanation"),
+    }[kind]
+
+
+def _task_context(
+    study: Study,
+    assignment: Assignment,
+    session: RaterSession,
+    done: int,
+    *,
+    questions: bool = True,
+) -> dict[str, Any]:
+    return {
+        "study": study,
+        "task": task_view_model(study, assignment, questions=questions),
+        # The task just given is still open, so it does not change the count read before.
+        "session": _session_context(study, session, done),
+        "page_title": _page_title(study, assignment.kind),
+        "form_template": f"assignments/_form_{assignment.kind}.html",
+    }
+
+
+def _explanation_context(
+    study: Study, session: RaterSession, response: ScoreResponse, done: int
+) -> dict[str, Any]:
+    """The self-explanation's reveal, asked right after its scorecard."""
+    return {
+        "study": study,
+        "response_id": response.pk,
+        "item": _item_view(response.item, study.slug),
+        "explanation": response.item.explanation,
+        "session": _session_context(study, session, done),
+        "page_title": _page_title(study, EXPLANATION),
+        "form_template": "assignments/_form_explanation.html",
+    }
+
+
 def task_page(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_for_raters(slug=slug)
     rater, session = rater_and_session_for_request(request=request, study=study)
@@ -218,19 +267,14 @@ def task_page(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, "raters/unavailable.html", {"study": study}, status=409)
     awaiting, assignment, done = _next_step(rater, session)
     if awaiting is not None:
-        return _explanation(request, study, session, awaiting, done)
-    if assignment is None:
+        context = _explanation_context(study, session, awaiting, done)
+    elif assignment is None:
         rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)
         return HttpResponseRedirect(end_url)
-    context = {
-        "study": study,
-        "task": task_view_model(study, assignment),
-        # The task just given is still open, so it does not change the count read before.
-        "session": _session_context(study, session, done),
-        "end_url": end_url,
-        "return_url": _return_url(study, rater),
-    }
-    return render(request, f"assignments/task_{assignment.kind}.html", context)
+    else:
+        context = _task_context(study, assignment, session, done)
+    context.update(end_url=end_url, return_url=_return_url(study, rater))
+    return render(request, "assignments/task.html", context)
 
 
 def task_layout(study: Study, kind: str) -> str:
@@ -238,18 +282,24 @@ def task_layout(study: Study, kind: str) -> str:
     differ only in their items, so the page can show the next one in place. A scorecard's
     questions change with the rubric, a pair's extra answers with the study's settings."""
     if kind == Assignment.Kind.SCORECARD:
-        return f"{study.rubric_id}:{study.rubric.updated_at.timestamp():.6f}"
+        return f"scorecard:{study.rubric_id}:{study.rubric.updated_at.timestamp():.6f}"
     if kind == Assignment.Kind.PAIR:
-        return f"tie={int(study.pair_offers_tie)}:neither={int(study.pair_offers_neither)}"
+        return f"pair:tie={int(study.pair_offers_tie)}:neither={int(study.pair_offers_neither)}"
     return kind
 
 
-def next_task_in_place(request: HttpRequest, study: Study, rater: Rater) -> dict[str, Any] | None:
+def next_task_in_place(
+    request: HttpRequest, study: Study, rater: Rater, layout: str = ""
+) -> dict[str, Any] | None:
     """The rater's next task, for the page they are on to show in place of the one just
-    answered (the submit's `with_next`): only what changes from one task to the next, the
-    items (rendered as the task page renders them) and the progress, with the layout they fit.
-    None when the next page is anything else (a self-explanation to judge, the end, a closed
-    study): the page then loads `next` as before, and that page does what ends a session."""
+    answered (the submit's `with_next`), so the next page is not a request of its own.
+
+    Only what the page does not have is rendered: for a task of the page's own `layout`, its
+    items (`content`); for any other (another kind, a self-explanation to judge, a changed
+    rubric), the task's whole form (`form`); and the progress. None when the next page is no
+    task (the end, a closed study, a session over): the page then loads `next` as before, and
+    that page does what ends a session.
+    """
     if study.status != Study.Status.OPEN:
         return None
     session = rater_session_get(rater=rater)
@@ -261,34 +311,25 @@ def next_task_in_place(request: HttpRequest, study: Study, rater: Rater) -> dict
         awaiting, assignment, done = _next_step(rater, session)
     except Busy:
         return None  # the answer is stored; the next page asks again, and says so if need be
-    if awaiting is not None or assignment is None:
+    task: dict[str, Any]
+    if awaiting is not None:
+        context = _explanation_context(study, session, awaiting, done)
+        task = {"kind": EXPLANATION, "id": awaiting.pk, "layout": ""}
+    elif assignment is None:
         return None
-    task = task_view_model(study, assignment, questions=False)
-    context = {"study": study, "task": task, "session": _session_context(study, session, done)}
-    return {
-        "kind": assignment.kind,
-        "id": assignment.pk,
-        "layout": task_layout(study, assignment.kind),
-        "content": render_to_string(
-            "assignments/_content_pair.html"
-            if assignment.kind == Assignment.Kind.PAIR
-            else "assignments/_content_item.html",
-            context,
-            request=request,
-        ),
-        "progress": render_to_string("assignments/_progress.html", context, request=request),
-    }
-
-
-def _explanation(
-    request: HttpRequest, study: Study, session: RaterSession, response: ScoreResponse, done: int
-) -> HttpResponse:
-    context = {
-        "study": study,
-        "response_id": response.pk,
-        "item": _item_view(response.item, study.slug),
-        "explanation": response.item.explanation,
-        "session": _session_context(study, session, done),
-        "end_url": reverse("raters:end", args=[study.slug]),
-    }
-    return render(request, "assignments/explanation.html", context)
+    else:
+        next_layout = task_layout(study, assignment.kind)
+        in_place = bool(layout) and layout == next_layout
+        context = _task_context(study, assignment, session, done, questions=not in_place)
+        task = {"kind": assignment.kind, "id": assignment.pk, "layout": next_layout}
+        if in_place:
+            content = (
+                "assignments/_content_pair.html"
+                if assignment.kind == Assignment.Kind.PAIR
+                else "assignments/_content_item.html"
+            )
+            task["content"] = render_to_string(content, context, request=request)
+    if "content" not in task:
+        task["form"] = render_to_string(context["form_template"], context, request=request)
+    task["progress"] = render_to_string("assignments/_progress.html", context, request=request)
+    return task

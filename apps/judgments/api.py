@@ -63,11 +63,17 @@ def _out(
         "replayed": result.replayed,
         "next": _next_url(slug, result),
     }
+    _with_next(request, rater, values, body)
+    return Response(body, status=status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED)
+
+
+def _with_next(
+    request: Request, rater: Rater, values: dict[str, Any], body: dict[str, Any]
+) -> None:
     if values.get("with_next"):
         # After the answer's commit, as the next page's request would: the task page's own
-        # choice, so the answer and the next task share this request's study, rater and session.
-        body["task"] = next_task_in_place(request._request, rater.study, rater)
-    return Response(body, status=status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED)
+        # choice, so the answer and the next task share this request's study and rater.
+        body["task"] = next_task_in_place(request._request, rater.study, rater, values["layout"])
 
 
 def _rater_and_input(
@@ -160,6 +166,10 @@ class ExplanationSubmitApi(RaterAPIView):
             response_id=values["response"],
             verdict=values["verdict"],
         )
-        return Response(
-            {"kind": "explanation", "replayed": False, "next": reverse("raters:task", args=[slug])}
-        )
+        body = {
+            "kind": "explanation",
+            "replayed": False,
+            "next": reverse("raters:task", args=[slug]),
+        }
+        _with_next(request, rater, values, body)
+        return Response(body)

@@ -11,11 +11,22 @@ class _Common(serializers.Serializer):
     assignment = serializers.IntegerField(min_value=1)
     idempotency_key = serializers.CharField(min_length=8, max_length=64)
     active_ms = serializers.IntegerField(min_value=0, max_value=21_600_000)
+
+
+class _WithNext(serializers.Serializer):
     with_next = serializers.BooleanField(
         required=False,
         default=False,
         help_text="Answer with the next task too (`task`), for the page to show in place, so "
         "the next page is not a request of its own.",
+    )
+    layout = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=200,
+        help_text="The answering page's `data-layout`: a next task of the same layout comes as "
+        "its items alone (`task.content`), any other as its whole form (`task.form`).",
     )
 
 
@@ -40,7 +51,7 @@ class AnswerSerializer(serializers.Serializer):
         return attrs
 
 
-class ScorecardIn(_Common):
+class ScorecardIn(_Common, _WithNext):
     answers = serializers.DictField(child=AnswerSerializer(), allow_empty=False)
 
     def validate_answers(self, value: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +81,7 @@ class EarlyAnswersOut(serializers.Serializer):
     )
 
 
-class PairIn(_Common):
+class PairIn(_Common, _WithNext):
     winner = serializers.ChoiceField(
         choices=["left", "right", "tie", "neither"],
         help_text="The side chosen; 'tie' (about the same) and 'neither' only where the study "
@@ -78,23 +89,32 @@ class PairIn(_Common):
     )
 
 
-class TuringIn(_Common):
+class TuringIn(_Common, _WithNext):
     guess = serializers.ChoiceField(choices=["ai", "human"])
 
 
-class ExplanationIn(serializers.Serializer):
+class ExplanationIn(_WithNext):
     response = serializers.IntegerField(min_value=1)
     verdict = serializers.ChoiceField(choices=["yes", "no", "unsure"])
 
 
 class NextTaskOut(serializers.Serializer):
     kind = serializers.CharField()
-    id = serializers.IntegerField(help_text="The assignment")
+    id = serializers.IntegerField(help_text="The assignment (the scorecard, for an explanation)")
     layout = serializers.CharField(
         help_text="What the page shows besides the items; shown in place only on a page of the "
         "same kind and layout"
     )
-    content = serializers.CharField(help_text="The items, as the task page renders them (HTML)")
+    content = serializers.CharField(
+        required=False,
+        help_text="For a task of the answering page's layout: its items, as the task page "
+        "renders them (HTML)",
+    )
+    form = serializers.CharField(
+        required=False,
+        help_text="For any other task (another kind, a self-explanation to judge): its whole "
+        "form, as the task page renders it (HTML)",
+    )
     progress = serializers.CharField(help_text="The session's progress (HTML)")
 
 
@@ -105,6 +125,6 @@ class SubmitOut(serializers.Serializer):
     task = NextTaskOut(
         required=False,
         allow_null=True,
-        help_text="With `with_next`: the next task, or null when the next page is another "
-        "(a self-explanation, the end): then load `next`.",
+        help_text="With `with_next`: the next task, or null when the next page is no task "
+        "(the end, a closed study): then load `next`.",
     )

@@ -1,8 +1,8 @@
 """The submit that answers with the next task (`with_next`): the page shows it in place, so the
 next page is not a request of its own. The task it carries is the one the task page would have
-shown (same assignment, same rendering of the items, same progress), it is only given when the
-page can show it in place (same kind and layout), and everything else (a self-explanation to
-judge, the end, a closed study) is left to the page at `next`, as before."""
+shown (same assignment, same rendering, same progress): its items alone when the answering page
+has its layout, else its whole form (another kind, a self-explanation to judge, a changed
+rubric). The end and a closed study are left to the page at `next`, as before."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ pytestmark = pytest.mark.django_db
 
 FORM = {"background": "technical", "age_band": "25-34", "consent": "on", "languages": ["en", "zh"]}
 ASSIGNMENT = re.compile(r'data-assignment="(\d+)"')
+LAYOUT = re.compile(r'data-layout="([^"]*)"')
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="[^"]*"')
 
 
 def _study(**fields: object) -> Study:
@@ -72,6 +74,16 @@ def _answer_scorecard(client: Client, study: Study, assignment: int, key: str, *
     return _post(client, study, "scorecards", {**body, **extra})
 
 
+def _layout(client: Client, study: Study) -> str:
+    page = client.get(f"/s/{study.slug}/task/").content.decode()
+    return LAYOUT.search(page).group(1)  # type: ignore[union-attr]
+
+
+def _unmasked(html_text: str) -> str:
+    """The page without its CSRF token, which every rendering masks anew."""
+    return CSRF.sub("", html_text)
+
+
 def _pending(rater: Rater) -> list[int]:
     return list(
         Assignment.objects.filter(rater=rater, status="pending").values_list("pk", flat=True)
@@ -81,12 +93,17 @@ def _pending(rater: Rater) -> list[int]:
 def test_the_submit_carries_the_task_the_task_page_would_show() -> None:
     study = _study()
     client, rater, first = _enrol(study)
-    response = _answer_scorecard(client, study, first, "key-00000001", with_next=True)
+    layout = _layout(client, study)
+    response = _answer_scorecard(
+        client, study, first, "key-00000001", with_next=True, layout=layout
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     task = body["task"]
     assert body["next"] == f"/s/{study.slug}/task/"
     assert task["kind"] == "scorecard"
+    assert task["layout"] == layout
+    assert "form" not in task
     # One new open task, and it is the one carried.
     assert _pending(rater) == [task["id"]]
     item = Assignment.objects.get(pk=task["id"]).item
@@ -147,13 +164,51 @@ def test_the_last_task_leaves_the_end_to_the_page() -> None:
     assert RaterSession.objects.get(rater=rater).end_reason == RaterSession.EndReason.COMPLETED
 
 
-def test_a_self_explanation_to_judge_is_a_page_of_its_own() -> None:
+def test_a_self_explanation_to_judge_comes_as_its_whole_form_and_its_verdict_brings_the_next_task() -> (
+    None
+):
     study = _study()
     Item.objects.filter(study=study).update(explanation="A pun on the word.")
-    client, _rater, first = _enrol(study)
-    body = _answer_scorecard(client, study, first, "key-00000005", with_next=True).json()
-    assert body["task"] is None
-    assert 'data-task="explanation"' in client.get(body["next"]).content.decode()
+    client, rater, first = _enrol(study)
+    layout = _layout(client, study)
+    body = _answer_scorecard(
+        client, study, first, "key-00000005", with_next=True, layout=layout
+    ).json()
+    task = body["task"]
+    response = ScoreResponse.objects.get(rater=rater)
+    assert (task["kind"], task["id"], task["layout"]) == ("explanation", response.pk, "")
+    assert "content" not in task
+    assert 'data-task="explanation"' in task["form"]
+    assert f'data-response="{response.pk}"' in task["form"]
+    assert "A pun on the word." in task["form"]
+    assert 'data-title="The writer&#x27;s explanation · LaughLab"' in task["form"]
+    # The same form the task page shows, and no task is given while the verdict waits.
+    page = client.get(body["next"]).content.decode()
+    assert _unmasked(task["form"]).strip() in _unmasked(page)
+    assert _pending(rater) == []
+    verdict = {"response": response.pk, "verdict": "yes", "with_next": True}
+    after = _post(client, study, "explanations", verdict).json()["task"]
+    assert after["kind"] == "scorecard"
+    assert _pending(rater) == [after["id"]]
+    # From the explanation's page (no layout), the next scorecard comes whole, questions and all.
+    assert 'data-question="funniness"' in after["form"]
+    assert f'data-assignment="{after["id"]}"' in after["form"]
+
+
+def test_a_task_of_another_kind_or_layout_comes_as_its_whole_form() -> None:
+    study = _study(task_mix={"turing": 1.0})
+    client, rater, first = _enrol(study)
+    body = {"assignment": first, "idempotency_key": "key-00000008", "active_ms": 900}
+    answered = _post(
+        client, study, "turing", {**body, "guess": "ai", "with_next": True, "layout": "pair:x"}
+    )
+    task = answered.json()["task"]
+    assert task["kind"] == "turing"
+    assert task["layout"] == "turing"
+    assert "content" not in task
+    assert 'data-task="turing"' in task["form"]
+    assert 'data-layout="turing"' in task["form"]
+    assert _pending(rater) == [task["id"]]
 
 
 def test_a_study_closed_meanwhile_leaves_the_next_page_to_say_so(rf: Any) -> None:
@@ -173,11 +228,12 @@ def test_pairs_carry_both_sides_and_in_chinese_the_chinese_progress() -> None:
     study = _study(task_mix={"pair": 1.0})
     client, _rater, first = _enrol(study, language="zh-hans")
     body = {"assignment": first, "idempotency_key": "key-00000007", "active_ms": 900}
-    response = _post(client, study, "pairs", {**body, "winner": "left", "with_next": True})
+    answer = {"winner": "left", "with_next": True, "layout": _layout(client, study)}
+    response = _post(client, study, "pairs", {**body, **answer})
     assert response.status_code == 201, response.content
     task = response.json()["task"]
     assert task["kind"] == "pair"
-    assert task["layout"] == "tie=0:neither=0"
+    assert task["layout"] == "pair:tie=0:neither=0"
     given = Assignment.objects.get(pk=task["id"])
     assert given.right_item is not None
     for item in (given.item, given.right_item):
@@ -205,7 +261,13 @@ def test_with_next_saves_the_next_pages_request_and_its_statements() -> None:
             together,
             study,
             "turing",
-            {**body, "assignment": first_together, "idempotency_key": "j" * 8, "with_next": True},
+            {
+                **body,
+                "assignment": first_together,
+                "idempotency_key": "j" * 8,
+                "with_next": True,
+                "layout": "turing",
+            },
         )
-    assert response.json()["task"]["kind"] == "turing"
+    assert response.json()["task"]["content"]
     assert len(one_request) < len(two_requests), (len(one_request), len(two_requests))
