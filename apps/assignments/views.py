@@ -289,7 +289,11 @@ def task_layout(study: Study, kind: str) -> str:
 
 
 def next_task_in_place(
-    request: HttpRequest, study: Study, rater: Rater, layout: str = ""
+    request: HttpRequest,
+    study: Study,
+    rater: Rater,
+    layout: str = "",
+    session: RaterSession | None = None,
 ) -> dict[str, Any] | None:
     """The rater's next task, for the page they are on to show in place of the one just
     answered (the submit's `with_next`), so the next page is not a request of its own.
@@ -298,11 +302,11 @@ def next_task_in_place(
     items (`content`); for any other (another kind, a self-explanation to judge, a changed
     rubric), the task's whole form (`form`); and the progress. None when the next page is no
     task (the end, a closed study, a session over): the page then loads `next` as before, and
-    that page does what ends a session.
+    that page does what ends a session. `session`: the rater's, when the caller has read it.
     """
     if study.status != Study.Status.OPEN:
         return None
-    session = rater_session_get(rater=rater)
+    session = session or rater_session_get(rater=rater)
     try:
         rater_session_check_open(session=session)
     except SessionExpired:

@@ -24,7 +24,7 @@ from apps.judgments.submission import (
     score_response_submit,
     turing_judgment_submit,
 )
-from apps.raters.models import Rater
+from apps.raters.models import Rater, RaterSession
 from apps.raters.selectors import rater_get_for_request
 from apps.studies.selectors import study_for_raters
 
@@ -63,17 +63,23 @@ def _out(
         "replayed": result.replayed,
         "next": _next_url(slug, result),
     }
-    _with_next(request, rater, values, body)
+    _with_next(request, rater, values, body, result.session)
     return Response(body, status=status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED)
 
 
 def _with_next(
-    request: Request, rater: Rater, values: dict[str, Any], body: dict[str, Any]
+    request: Request,
+    rater: Rater,
+    values: dict[str, Any],
+    body: dict[str, Any],
+    session: RaterSession | None = None,
 ) -> None:
     if values.get("with_next"):
         # After the answer's commit, as the next page's request would: the task page's own
-        # choice, so the answer and the next task share this request's study and rater.
-        body["task"] = next_task_in_place(request._request, rater.study, rater, values["layout"])
+        # choice, so the answer and the next task share this request's study, rater and session.
+        body["task"] = next_task_in_place(
+            request._request, rater.study, rater, values["layout"], session
+        )
 
 
 def _rater_and_input(
@@ -161,7 +167,7 @@ class ExplanationSubmitApi(RaterAPIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         rater, values = _rater_and_input(request, slug, serializers.ExplanationIn)
-        explanation_match_submit(
+        answered = explanation_match_submit(
             rater=rater,
             response_id=values["response"],
             verdict=values["verdict"],
@@ -171,5 +177,5 @@ class ExplanationSubmitApi(RaterAPIView):
             "replayed": False,
             "next": reverse("raters:task", args=[slug]),
         }
-        _with_next(request, rater, values, body)
+        _with_next(request, rater, values, body, answered.session)
         return Response(body)

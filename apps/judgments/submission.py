@@ -110,6 +110,9 @@ class SubmitResult:
     judgment_id: int
     kind: str
     replayed: bool
+    # The rater's session as the submission read it (None for a replay), so that choosing the
+    # next task in the same request need not read it again.
+    session: RaterSession | None = None
 
 
 def _replay(
@@ -420,7 +423,7 @@ def score_response_submit(
     ScoreAnswer.objects.bulk_create(rows)
     NotUnderstood.objects.bulk_create(not_understood)
     _finish(assignment, _attention_passed(assignment, values))
-    return SubmitResult(response.pk, "scorecard", False)
+    return SubmitResult(response.pk, "scorecard", False, assignment.session)
 
 
 def _after_race(
@@ -464,7 +467,7 @@ def pair_judgment_submit(
         **_common(assignment, idempotency_key, active_ms, now),
     )
     _finish(assignment)
-    return SubmitResult(judgment.pk, "pair", False)
+    return SubmitResult(judgment.pk, "pair", False, assignment.session)
 
 
 def _check_pair_answer_offered(study: Study, winner: str) -> None:
@@ -500,7 +503,7 @@ def turing_judgment_submit(
         **_common(assignment, idempotency_key, active_ms, now),
     )
     _finish(assignment)
-    return SubmitResult(judgment.pk, "turing", False)
+    return SubmitResult(judgment.pk, "turing", False, assignment.session)
 
 
 @_atomic_submission(None)

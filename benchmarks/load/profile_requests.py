@@ -188,7 +188,7 @@ def _walk(index: int, keep: bool, recorder: Recorder, in_place: bool) -> None:
                     f"{early[0]} answered {first.status_code}: {first.content[:300]!r}"
                 )
         posted = recorder.call(
-            f"{kind}-post+next" if in_place and kind != "explanation" else f"{kind}-post",
+            f"{kind}-post+next" if in_place else f"{kind}-post",
             keep,
             lambda u=url, b=body: client.post(
                 u,
@@ -203,12 +203,10 @@ def _walk(index: int, keep: bool, recorder: Recorder, in_place: bool) -> None:
         if not 200 <= posted.status_code < 300:
             raise SystemExit(f"{url} answered {posted.status_code}: {posted.content[:300]!r}")
         data = posted.json()
-        task = data.get("task")
-        layout = run_load.LAYOUT_RE.search(text)
-        if task and task["kind"] == kind and layout and task["layout"] == layout.group(1):
+        shown = run_load.shown_next(text, data)
+        if shown is not None:
             # Shown in place, as rater.js does: no request for the next page.
-            text = run_load.ASSIGNMENT_RE.sub(f'data-assignment="{task["id"]}"', text, count=1)
-            path = ""
+            text, path = shown, ""
         else:
             path = data["next"]
 

@@ -233,7 +233,11 @@ def _task_payload(
     attrs = dict(ATTR_RE.findall(FORM_RE.search(page).group(0)))  # type: ignore[union-attr]
     url = attrs["submit-url"]
     if kind == "explanation":
-        verdict = {"response": int(attrs["response"]), "verdict": rng.choice(["yes", "no"])}
+        verdict = {
+            "response": int(attrs["response"]),
+            "verdict": rng.choice(["yes", "no"]),
+            "with_next": in_place,
+        }
         return url, verdict, None
     body: dict[str, Any] = {
         "assignment": int(attrs["assignment"]),
@@ -266,7 +270,21 @@ def _task_payload(
         body["guess"] = rng.choice(["ai", "human"])
     body["active_ms"] = at_ms
     body["with_next"] = in_place
+    layout = LAYOUT_RE.search(page)
+    body["layout"] = layout.group(1) if layout else ""
     return url, body, early
+
+
+def shown_next(page: str, data: dict[str, Any]) -> str | None:
+    """The page after an answer that brought the next task, as rater.js shows it: the same
+    page with the next task's assignment (its items swapped in; only the assignment is read
+    from them here), or the next task's whole form. None: the answer brought none (`next`)."""
+    task = data.get("task")
+    if not task:
+        return None
+    if task.get("content") is not None:
+        return ASSIGNMENT_RE.sub(f'data-assignment="{task["id"]}"', page, count=1)
+    return str(task["form"])
 
 
 async def run_rater(
@@ -366,12 +384,8 @@ async def run_rater(
                 raise HttpError(f"POST {url} answered {posted.status}: {posted.text[:200]}")
             data = json.loads(posted.body)
             answer.replayed = bool(data.get("replayed"))
-            task = data.get("task")
-            layout = LAYOUT_RE.search(current.text)
-            if task and task["kind"] == kind and layout and task["layout"] == layout.group(1):
-                # As rater.js shows it: the same page, with the next task's items (only the
-                # assignment is read from them here).
-                shown = ASSIGNMENT_RE.sub(f'data-assignment="{task["id"]}"', current.text, count=1)
+            shown = shown_next(current.text, data)
+            if shown is not None:
                 current = Response(200, {}, [], shown.encode())
             else:
                 current, path = await client.get_following(data["next"])
