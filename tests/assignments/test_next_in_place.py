@@ -19,7 +19,7 @@ from django.test.utils import CaptureQueriesContext
 
 from apps.assignments.models import Assignment
 from apps.assignments.views import next_task_in_place
-from apps.judgments.models import ScoreResponse
+from apps.judgments.models import ScoreResponse, TuringJudgment
 from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Item, Study
 from tests.factories import ItemFactory, StudyFactory
@@ -271,3 +271,22 @@ def test_with_next_saves_the_next_pages_request_and_its_statements() -> None:
         )
     assert response.json()["task"]["content"]
     assert len(one_request) < len(two_requests), (len(one_request), len(two_requests))
+
+
+@pytest.mark.parametrize(
+    ("extra", "field"),
+    [({"with_next": "maybe"}, "with_next"), ({"layout": "x" * 201}, "layout")],
+    ids=["with_next-not-a-yes-or-no", "layout-too-long"],
+)
+def test_a_malformed_request_for_the_next_task_is_refused_whole(
+    extra: dict[str, Any], field: str
+) -> None:
+    study = _study(task_mix={"turing": 1.0})
+    client, rater, first = _enrol(study)
+    body = {"assignment": first, "idempotency_key": "key-00000009", "active_ms": 900}
+    response = _post(client, study, "turing", {**body, "guess": "ai", "with_next": True, **extra})
+    assert response.status_code == 400
+    assert response.json()["field"] == field
+    # Nothing stored, nothing handed out: the task is still open, and still the only one.
+    assert not TuringJudgment.objects.filter(rater=rater).exists()
+    assert _pending(rater) == [first]
