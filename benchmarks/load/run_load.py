@@ -642,13 +642,17 @@ class LagProbe(threading.Thread):
         durations = sorted(self.runs.values())
         longest = durations[-1] if durations else float("nan")
         worst = max(self.samples)
+        bound = debounce + 2 * longest
+        beyond = sum(1 for lag in self.samples if lag > bound)
         return (
             f"results lag over {len(self.samples)} s: p50 {_percentile(self.samples, 50):.1f} s, "
-            f"p95 {_percentile(self.samples, 95):.1f} s, max {worst:.1f} s; {len(durations)} "
+            f"p95 {_percentile(self.samples, 95):.1f} s, max {worst:.1f} s (second "
+            f"{self.samples.index(worst) + 1} of the phase; {beyond} s beyond the wider bound); "
+            f"{len(durations)} "
             f"aggregations seen, {statistics.fmean(durations) if durations else float('nan'):.1f}"
             f" s mean, {longest:.1f} s longest; bound debounce + one aggregation "
-            f"{debounce + longest:.1f} s, + the run under way {debounce + 2 * longest:.1f} s -> "
-            f"{'WITHIN' if worst <= debounce + 2 * longest else 'BEYOND'}"
+            f"{debounce + longest:.1f} s, + the run under way {bound:.1f} s -> "
+            f"{'WITHIN' if worst <= bound else 'BEYOND'}"
         )
 
 
