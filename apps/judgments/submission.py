@@ -10,7 +10,10 @@
 - times come from the server: time on task is at most the time from hand-out to arrival, and
   each answer time lies between the hand-out (or the arrival of the answers it depends on) and
   its own arrival. The page's reported times only place an answer within those bounds;
-- a retry with the same idempotency key returns the first result and stores nothing new;
+- a retry with the same idempotency key returns the first result and stores nothing new. No
+  look-up by key comes first: a retry finds its task answered, or breaks the key's unique index
+  (the same key on another task), and is then answered from the stored judgment
+  (`_after_race`), so a first answer spends no statement on it;
 - everything is one transaction: a refused answer stores nothing.
 """
 
@@ -60,10 +63,9 @@ def _atomic_submission(model: _Judgment | None) -> Callable[[_Submit], _Submit]:
     - a session past its deadline stays ended: refusing a late answer rolls the whole
       submission back, and with it the session's end that rater_session_check_open wrote, so
       the end is written again after the rollback;
-    - a concurrent retry that stored the same answer first (the insert breaks a unique
-      constraint, or the task is found done once the first's lock is released) returns that
-      answer, as a replay. The whole submission is rolled back first;
-      no savepoint is spent on the one-in-a-million race on every answer.
+    - a retry of a stored answer (the task is found done, or the insert breaks the key's
+      unique index), earlier or concurrent, returns that answer, as a replay. The whole
+      submission is rolled back first; no savepoint is spent on it on every answer.
     """
 
     def decorate(func: _Submit) -> _Submit:
@@ -91,8 +93,8 @@ def _atomic_submission(model: _Judgment | None) -> Callable[[_Submit], _Submit]:
 
 class AlreadyAnswered(Conflict):
     """The task is done. When the answer that finished it carries this request's idempotency
-    key, this request is its retry: a concurrent one that checked for a replay before the
-    first committed, then found the task done once the first's lock was released."""
+    key, this request is its retry (earlier, or concurrent: it found the task done once the
+    first's lock was released), and is answered as a replay."""
 
 
 @dataclass(frozen=True)
@@ -128,13 +130,15 @@ def _replay(
 
 def _open_assignment(rater: Rater, assignment_id: int, kind: str, now: datetime) -> Assignment:
     assignment = assignment_get_for_rater(rater=rater, assignment_id=assignment_id)
+    if assignment.kind != kind:
+        raise DomainError(f"this task is a {assignment.kind}, not a {kind}", field="kind")
+    # Answered before the session and the study are checked: a retry of that answer is found
+    # by its key (_after_race) and replayed after the session ended or the study closed too.
+    if assignment.status == Assignment.Status.DONE:
+        raise AlreadyAnswered("this task has already been answered", field="assignment")
     rater_session_check_open(session=assignment.session, now=now)
     if assignment.study.status != Study.Status.OPEN:
         raise StudyNotOpen("this study is no longer collecting answers", code="study_closed")
-    if assignment.kind != kind:
-        raise DomainError(f"this task is a {assignment.kind}, not a {kind}", field="kind")
-    if assignment.status == Assignment.Status.DONE:
-        raise AlreadyAnswered("this task has already been answered", field="assignment")
     if assignment.status != Assignment.Status.PENDING:
         raise Conflict("this task is no longer open", field="assignment")
     return assignment
@@ -339,9 +343,6 @@ def score_response_submit(
     unchanged) or left out; every answer that depends on others needs them to have arrived in
     an earlier request."""
     _check_key(idempotency_key)
-    existing = _replay(ScoreResponse, rater, idempotency_key)
-    if existing is not None:
-        return SubmitResult(existing.pk, "scorecard", True)
     now = now or timezone.now()
     _check_active(active_ms)
     assignment = _open_assignment(rater, assignment_id, Assignment.Kind.SCORECARD, now)
@@ -429,7 +430,8 @@ def score_response_submit(
 def _after_race(
     model: type[ScoreResponse | PairJudgment | TuringJudgment], rater: Rater, key: str
 ) -> SubmitResult:
-    """A concurrent retry stored the same answer first: return it, as a replay."""
+    """A retry: the answer with this key is stored (by this request's first try, or a
+    concurrent one); return it, as a replay."""
     existing = _replay(model, rater, key)
     if existing is None:
         raise Conflict("this task has already been answered", field="assignment")
@@ -448,9 +450,6 @@ def pair_judgment_submit(
     now: datetime | None = None,
 ) -> SubmitResult:
     _check_key(idempotency_key)
-    existing = _replay(PairJudgment, rater, idempotency_key)
-    if existing is not None:
-        return SubmitResult(existing.pk, "pair", True)
     if winner not in PairJudgment.Outcome.values:
         raise DomainError("winner must be 'left', 'right', 'tie' or 'neither'", field="winner")
     now = now or timezone.now()
@@ -489,9 +488,6 @@ def turing_judgment_submit(
     now: datetime | None = None,
 ) -> SubmitResult:
     _check_key(idempotency_key)
-    existing = _replay(TuringJudgment, rater, idempotency_key)
-    if existing is not None:
-        return SubmitResult(existing.pk, "turing", True)
     if guess not in TuringJudgment.Guess.values:
         raise DomainError("guess must be 'ai' or 'human'", field="guess")
     now = now or timezone.now()

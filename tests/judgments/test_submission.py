@@ -289,6 +289,83 @@ def test_same_idempotency_key_twice_stores_one_judgment_and_replays_it():
     assert ScoreResponse.objects.count() == 1
 
 
+def test_a_retry_after_the_session_ended_is_a_replay_and_ends_nothing_again():
+    study = _study()
+    rater, assignment = _enrolled(study)
+    first = _submit(rater, assignment)
+    session = RaterSession.objects.get(rater=rater)
+    after_first = _stored()
+    again = _submit(rater, assignment, early=False, now=session.deadline + timedelta(minutes=5))
+    assert (again.judgment_id, again.replayed) == (first.judgment_id, True)
+    assert _stored() == after_first
+    session.refresh_from_db()
+    assert session.ended_at is None
+
+
+def test_a_retry_after_the_study_closed_is_a_replay():
+    study = _study()
+    rater, assignment = _enrolled(study)
+    first = _submit(rater, assignment)
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
+    after_first = _stored()
+    again = _submit(rater, assignment, early=False)
+    assert (again.judgment_id, again.replayed) == (first.judgment_id, True)
+    assert _stored() == after_first
+
+
+def test_a_key_sent_again_with_another_task_replays_its_first_answer_and_stores_nothing():
+    study = _study()
+    rater, first_task = _enrolled(study)
+    first = _submit(rater, first_task)
+    second_task = assignment_next(rater=rater, session=RaterSession.objects.get(rater=rater))
+    assert second_task is not None
+    after_first = _stored()
+    again = _submit(rater, second_task)
+    assert (again.judgment_id, again.replayed) == (first.judgment_id, True)
+    assert _stored() == after_first
+    second_task.refresh_from_db()
+    assert second_task.status == Assignment.Status.PENDING
+
+
+@pytest.mark.parametrize("kind", ["scorecard", "pair", "turing"])
+def test_a_first_answer_spends_no_statement_looking_up_its_key(kind):
+    """The key's unique index answers a retry (see `_after_race`); a look-up by key before
+    every answer was a statement per answer spent on the rare retry."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.judgments.submission import pair_judgment_submit, turing_judgment_submit
+
+    study = _study(task_mix={kind: 1.0})
+    rater, assignment = _enrolled(study)
+    with CaptureQueriesContext(connection) as queries:
+        if kind == "scorecard":
+            result = _submit(rater, assignment)
+        elif kind == "pair":
+            result = pair_judgment_submit(
+                rater=rater,
+                assignment_id=assignment.pk,
+                idempotency_key=KEY,
+                winner="left",
+                active_ms=900,
+            )
+        else:
+            result = turing_judgment_submit(
+                rater=rater,
+                assignment_id=assignment.pk,
+                idempotency_key=KEY,
+                guess="ai",
+                active_ms=900,
+            )
+    assert result.replayed is False
+    looked_up = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith("SELECT") and KEY in q["sql"]
+    ]
+    assert looked_up == []
+
+
 def test_same_idempotency_key_from_another_rater_is_a_conflict():
     study = _study()
     rater, assignment = _enrolled(study)
