@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -39,7 +39,8 @@ def _state_touch(study_id: int) -> None:
         AggregationState.objects.filter(study_id=study_id).update(requested_at=now)
 
 
-def _enqueue(study_id: int) -> None:
+def _enqueue(study_id: int) -> bool:
+    """Queue one run, `AGGREGATE_DEBOUNCE_SECONDS` from now; False when the broker is down."""
     from apps.analysis.tasks import study_aggregate_task
 
     try:
@@ -51,6 +52,50 @@ def _enqueue(study_id: int) -> None:
             "could not queue aggregation of study %s; the sweep will retry", study_id, exc_info=True
         )
         AggregationState.objects.filter(study_id=study_id).update(scheduled=False)
+        return False
+    return True
+
+
+# Clocks of the web processes and the worker may differ by this much (NTP keeps them within
+# milliseconds); a queued run is trusted to start no earlier than its due time minus this.
+_CLOCK_MARGIN = timedelta(seconds=1)
+
+
+class _QueuedRuns:
+    """Per process: the earliest moment the run queued for each study can start.
+
+    A run is queued `AGGREGATE_DEBOUNCE_SECONDS` after its `scheduled_at` (Celery's countdown:
+    the worker does not start it before then), and reads every judgment committed before it
+    starts. Evidence committed before that moment is therefore in that run whether it is marked
+    or not, so a request does not mark it: one mark a debounce interval per process instead of
+    a statement (and a commit) on every answer. Nothing is lost when a run comes late or never
+    (its message lost, a duplicate run started early): the study was already marked stale by
+    the mark that queued the run, and the sweep finds unmarked evidence by its insertion time
+    (`_mark_unmarked_evidence`).
+
+    Only when runs are queued with their countdown: eager tasks (tests, one-off commands) run
+    at once, and a debounce within the clock margin leaves nothing to skip.
+    """
+
+    def __init__(self) -> None:
+        self._starts: dict[int, datetime] = {}
+
+    def cover(self, study_id: int, now: datetime) -> bool:
+        start = self._starts.get(study_id)
+        return start is not None and now < start and not _tasks_run_eagerly()
+
+    def learn(self, study_id: int, scheduled_at: datetime | None) -> None:
+        if scheduled_at is None or _tasks_run_eagerly():
+            self._starts.pop(study_id, None)
+            return
+        start = scheduled_at + timedelta(seconds=settings.AGGREGATE_DEBOUNCE_SECONDS)
+        self._starts[study_id] = start - _CLOCK_MARGIN
+
+    def forget(self) -> None:
+        self._starts.clear()
+
+
+queued_runs = _QueuedRuns()
 
 
 def _tasks_run_eagerly() -> bool:
@@ -74,18 +119,31 @@ class _EvidenceChanged:
             # them stale instead, for `manage.py aggregate` or the periodic sweep.
             _state_touch(self.study_id)
             return
-        if _mark_and_claim(self.study_id):
-            _enqueue(self.study_id)
+        now = timezone.now()
+        if queued_runs.cover(self.study_id, now):
+            return
+        if _mark_and_claim(self.study_id, now):
+            queued_runs.learn(self.study_id, now if _enqueue(self.study_id) else None)
+        else:
+            # Queued by another process (or request): when, so this process's next answers
+            # need not mark what that run will read anyway.
+            queued_runs.learn(
+                self.study_id,
+                AggregationState.objects.filter(study_id=self.study_id, scheduled=True)
+                .values_list("scheduled_at", flat=True)
+                .first(),
+            )
 
 
-def _mark_and_claim(study_id: int) -> bool:
-    """Mark the study's evidence as changed; True if this call claimed the one queued run.
+def _mark_and_claim(study_id: int, now: datetime | None = None) -> bool:
+    """Mark the study's evidence as changed; True if this call claimed the one queued run
+    (its `scheduled_at` is then `now`).
 
     While answers arrive a run is nearly always queued already (the debounce), and then one
     statement marks the evidence; each statement here is its own commit, so this saves one
     commit per answer.
     """
-    now = timezone.now()
+    now = now or timezone.now()
     state = AggregationState.objects.filter(study_id=study_id)
     if state.filter(scheduled=True).update(requested_at=now):
         return False
@@ -106,7 +164,8 @@ def study_results_request(*, study_id: int, inline: bool = True) -> None:
     its own one-statement transactions: a study has one AggregationState row, and updating it
     inside every submission's transaction made all concurrent submissions queue on its lock.
     Should the process die between the commit and the mark, the sweep still finds the evidence
-    by its submission time (see aggregate_sweep).
+    by its submission time (see aggregate_sweep). Evidence committed before the queued run is
+    due is not marked again (`_QueuedRuns`): that run reads it.
     """
     connection = transaction.get_connection()
     if not connection.in_atomic_block:
@@ -230,12 +289,19 @@ def aggregate_sweep() -> list[int]:
 
 
 def _mark_unmarked_evidence() -> None:
-    """Mark studies holding judgments stored after their last mark.
+    """Mark studies holding judgments stored after their last mark and their last run's start.
 
     A submission marks its study after commit (study_results_request); a process that died in
-    between left judgments newer than the mark, found here by their insertion time.
+    between left judgments newer than the mark, found here by their insertion time. Judgments
+    a queued run was due to read were not marked (`_QueuedRuns`): those older than the last
+    run's start are in it.
     """
-    marks = dict(AggregationState.objects.values_list("study_id", "requested_at"))
+    marks = {
+        study_id: max((t for t in times if t is not None), default=None)
+        for study_id, *times in AggregationState.objects.values_list(
+            "study_id", "requested_at", "last_started_at"
+        )
+    }
     for study_id in Study.objects.values_list("pk", flat=True):
         since = marks.get(study_id)
         for model in (ScoreResponse, PairJudgment, TuringJudgment):

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.analysis import services
@@ -165,6 +168,101 @@ def test_a_mark_claims_the_run_only_when_none_is_queued(demo_study, monkeypatch)
     assert later.requested_at > state.requested_at
     assert later.scheduled_at == state.scheduled_at
     assert queued == [demo_study.pk, demo_study.pk]
+
+
+@pytest.fixture
+def queued_with_countdown(monkeypatch, settings):  # type: ignore[no-untyped-def]
+    """Runs queued as a deployment queues them (not eagerly, 10 s debounce); the queue itself
+    is recorded here (tests/analysis/test_celery_worker.py drives a real one)."""
+    settings.AGGREGATE_DEBOUNCE_SECONDS = 10
+    queued: list[int] = []
+
+    def enqueue(study_id: int) -> bool:
+        queued.append(study_id)
+        return True
+
+    monkeypatch.setattr(services, "_enqueue", enqueue)
+    monkeypatch.setattr(services, "_tasks_run_eagerly", lambda: False)
+    services.queued_runs.forget()
+    yield queued
+    services.queued_runs.forget()
+
+
+def _statements(callback: Any) -> list[str]:
+    with CaptureQueriesContext(connection) as queries:
+        callback()
+    return [q["sql"] for q in queries.captured_queries]
+
+
+def test_evidence_within_a_queued_runs_debounce_is_not_marked_again(
+    demo_study, queued_with_countdown
+):
+    AggregationState.objects.filter(study=demo_study).update(scheduled=False)
+    mark = services._EvidenceChanged(demo_study.pk)
+    mark()  # claims the run, due 10 s from now
+    assert queued_with_countdown == [demo_study.pk]
+    marked = AggregationState.objects.get(study=demo_study).requested_at
+    # The queued run will read everything committed before it starts: nothing to write.
+    assert _statements(mark) == []
+    assert _statements(mark) == []
+    assert AggregationState.objects.get(study=demo_study).requested_at == marked
+    assert queued_with_countdown == [demo_study.pk]
+
+
+def test_a_run_queued_by_another_process_is_learnt_once_and_then_covers(
+    demo_study, queued_with_countdown
+):
+    AggregationState.objects.update_or_create(
+        study=demo_study,
+        defaults={
+            "requested_at": timezone.now(),
+            "scheduled": True,
+            "scheduled_at": timezone.now(),
+        },
+    )
+    mark = services._EvidenceChanged(demo_study.pk)
+    first = _statements(mark)
+    assert len(first) == 2  # the mark, and when that run is due
+    assert _statements(mark) == []
+    assert queued_with_countdown == []
+
+
+def test_evidence_after_the_queued_run_is_due_is_marked_and_queues_the_next(
+    demo_study, queued_with_countdown
+):
+    mark = services._EvidenceChanged(demo_study.pk)
+    AggregationState.objects.filter(study=demo_study).update(scheduled=False)
+    mark()
+    # That run is due now (within the clock margin): it may already have read its inputs.
+    services.queued_runs.learn(demo_study.pk, timezone.now() - timedelta(seconds=9))
+    before = AggregationState.objects.get(study=demo_study).requested_at
+    AggregationState.objects.filter(study=demo_study).update(scheduled=False)  # it started
+    mark()
+    state = AggregationState.objects.get(study=demo_study)
+    assert state.requested_at > before
+    assert state.scheduled
+    assert queued_with_countdown == [demo_study.pk, demo_study.pk]
+
+
+def test_a_run_that_could_not_be_queued_covers_nothing(
+    demo_study, queued_with_countdown, monkeypatch
+):
+    monkeypatch.setattr(services, "_enqueue", lambda study_id: False)  # the broker is down
+    AggregationState.objects.filter(study=demo_study).update(scheduled=False)
+    mark = services._EvidenceChanged(demo_study.pk)
+    mark()
+    AggregationState.objects.filter(study=demo_study).update(scheduled=False)  # as _enqueue does
+    assert len(_statements(mark)) >= 2  # marks and claims again
+    assert AggregationState.objects.get(study=demo_study).scheduled
+
+
+def test_eager_runs_are_never_trusted_to_come_later(demo_study, queued_with_countdown, monkeypatch):
+    mark = services._EvidenceChanged(demo_study.pk)
+    AggregationState.objects.filter(study=demo_study).update(scheduled=False)
+    mark()
+    monkeypatch.setattr(services, "_tasks_run_eagerly", lambda: True)
+    AggregationState.objects.filter(study=demo_study).update(scheduled=True)
+    assert len(_statements(mark)) >= 1
 
 
 def test_a_burst_of_submissions_queues_one_run(demo_study):
