@@ -22,11 +22,11 @@ from apps.assignments.services import assignment_next
 from apps.core.errors import Busy, SessionExpired
 from apps.judgments.models import ScoreResponse
 from apps.raters.models import Rater, RaterSession
-from apps.raters.selectors import rater_and_session_for_request, rater_session_get
+from apps.raters.selectors import rater_and_session_with_study_for_request, rater_session_get
 from apps.raters.services import rater_session_check_open, rater_session_end
 from apps.studies import scales
 from apps.studies.models import Item, Question, Rubric, Study
-from apps.studies.selectors import study_for_raters, study_questions
+from apps.studies.selectors import study_questions
 
 # The self-explanation's verdict: a page of the task flow, though not an assignment kind.
 EXPLANATION = "explanation"
@@ -254,8 +254,8 @@ def _explanation_context(
 
 
 def task_page(request: HttpRequest, slug: str) -> HttpResponse:
-    study = study_for_raters(slug=slug)
-    rater, session = rater_and_session_for_request(request=request, study=study)
+    rater, session = rater_and_session_with_study_for_request(request=request, slug=slug)
+    study = rater.study
     end_url = reverse("raters:end", args=[study.slug])
     try:
         rater_session_check_open(session=session)

@@ -25,8 +25,7 @@ from apps.judgments.submission import (
     turing_judgment_submit,
 )
 from apps.raters.models import Rater, RaterSession
-from apps.raters.selectors import rater_get_for_request
-from apps.studies.selectors import study_for_raters
+from apps.raters.selectors import rater_with_study_for_request
 
 _RATER_ERRORS = {
     400: "Invalid answer: `field` names the first bad field (order, range, missing answer).",
@@ -89,8 +88,8 @@ def _rater_and_input(
     browser's rater in this study (404 when this browser is not enrolled in it)."""
     data = serializer_class(data=request.data)
     data.is_valid(raise_exception=True)
-    study = study_for_raters(slug=slug)
-    return rater_get_for_request(request=request._request, study=study), dict(data.validated_data)
+    rater = rater_with_study_for_request(request=request._request, slug=slug)
+    return rater, dict(data.validated_data)
 
 
 def _answers(values: dict[str, Any]) -> dict[str, AnswerIn]:

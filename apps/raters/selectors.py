@@ -8,6 +8,7 @@ from django.http import HttpRequest
 from apps.core.errors import NotFound
 from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Study
+from apps.studies.selectors import study_for_raters
 
 _SESSION_KEY = "laughlab:rater:{study_id}"
 
@@ -38,6 +39,55 @@ def rater_get_for_request(*, request: HttpRequest, study: Study) -> Rater:
     if rater is None:
         raise NotFound("you are not enrolled in this study in this browser", field="rater")
     return rater
+
+
+def _remembered_rater_ids(request: HttpRequest) -> list[int]:
+    """The raters this browser session enrolled as, in any study."""
+    prefix = _SESSION_KEY.format(study_id="")
+    return [
+        value
+        for key, value in request.session.items()
+        if key.startswith(prefix) and isinstance(value, int)
+    ]
+
+
+def _remembered(request: HttpRequest, rater: Rater) -> bool:
+    return request.session.get(rater_session_entry(study=rater.study)) == rater.pk
+
+
+def rater_with_study_for_request(*, request: HttpRequest, slug: str) -> Rater:
+    """The browser's rater in the study `slug`, read with the study and its rubric in one
+    statement: every answer needs all three, and reading the study first cost a statement of
+    its own. When none is found, the study alone is read to say which is missing (no such
+    study, or not enrolled in it), as reading them one by one does."""
+    ids = _remembered_rater_ids(request)
+    rater = (
+        Rater.objects.select_related("study__rubric").filter(pk__in=ids, study__slug=slug).first()
+        if ids
+        else None
+    )
+    if rater is None or not _remembered(request, rater):
+        return rater_get_for_request(request=request, study=study_for_raters(slug=slug))
+    return rater
+
+
+def rater_and_session_with_study_for_request(
+    *, request: HttpRequest, slug: str
+) -> tuple[Rater, RaterSession]:
+    """The browser's rater in the study `slug` and their session, with the study and its
+    rubric, in one statement (the task page's); `rater.study` is the study. The same errors as
+    `rater_with_study_for_request` otherwise."""
+    ids = _remembered_rater_ids(request)
+    session = (
+        RaterSession.objects.select_related("rater__study__rubric")
+        .filter(rater_id__in=ids, rater__study__slug=slug)
+        .first()
+        if ids
+        else None
+    )
+    if session is None or not _remembered(request, session.rater):
+        return rater_and_session_for_request(request=request, study=study_for_raters(slug=slug))
+    return session.rater, session
 
 
 def rater_session_get(*, rater: Rater) -> RaterSession:

@@ -290,3 +290,48 @@ def test_a_malformed_request_for_the_next_task_is_refused_whole(
     # Nothing stored, nothing handed out: the task is still open, and still the only one.
     assert not TuringJudgment.objects.filter(rater=rater).exists()
     assert _pending(rater) == [first]
+
+
+def _reads_the_study_alone(queries: CaptureQueriesContext) -> list[str]:
+    return [
+        q["sql"]
+        for q in queries.captured_queries
+        if re.match(r'SELECT .* FROM "studies_study"', q["sql"])
+    ]
+
+
+def test_the_study_is_read_with_the_rater_not_before_them() -> None:
+    """Every rater request needs the study, its rubric and the rater: one statement, where the
+    study by its slug used to be a statement of its own on every answer and every page."""
+    study = _study()
+    client, _rater, first = _enrol(study)
+    with CaptureQueriesContext(connection) as early:
+        body = {
+            "assignment": first,
+            "active_ms": 900,
+            "answers": {"surprise": {"value": 3, "at_ms": 800}},
+        }
+        assert _post(client, study, "scorecards/early", body).status_code == 200
+    with CaptureQueriesContext(connection) as page:
+        assert client.get(f"/s/{study.slug}/task/").status_code == 200
+    with CaptureQueriesContext(connection) as answer:
+        response = _answer_scorecard(client, study, first, "s" * 8, with_next=True, layout="x")
+    assert response.status_code == 201
+    assert response.json()["task"]["form"]
+    assert _reads_the_study_alone(early) == []
+    assert _reads_the_study_alone(page) == []
+    assert _reads_the_study_alone(answer) == []
+
+
+def test_a_browser_enrolled_elsewhere_or_nowhere_is_told_which_is_missing() -> None:
+    study, other = _study(), _study()
+    enrolled_elsewhere, _rater, _first = _enrol(other)
+    body = {"assignment": 1, "idempotency_key": "e" * 8, "active_ms": 900, "guess": "ai"}
+    for client in (enrolled_elsewhere, Client()):
+        refused = _post(client, study, "turing", body)
+        assert refused.status_code == 404
+        assert refused.json()["field"] == "rater"
+        assert client.get(f"/s/{study.slug}/task/").status_code == 404
+        missing = _post(client, Study(slug="no-such-study"), "turing", body)
+        assert (missing.status_code, missing.json()["field"]) == (404, "study")
+    assert not TuringJudgment.objects.exists()
