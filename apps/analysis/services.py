@@ -73,18 +73,30 @@ class _QueuedRuns:
     the mark that queued the run, and the sweep finds unmarked evidence by its insertion time
     (`_mark_unmarked_evidence`).
 
+    A run queued by another process is learnt by reading its `scheduled_at`, at most once a
+    `_RECHECK` per study: while a run is overdue (the worker busy or down) the answers are
+    marked one by one as before, without a read beside each mark.
+
     Only when runs are queued with their countdown: eager tasks (tests, one-off commands) run
     at once, and a debounce within the clock margin leaves nothing to skip.
     """
 
+    _RECHECK = timedelta(seconds=1)
+
     def __init__(self) -> None:
         self._starts: dict[int, datetime] = {}
+        self._checked: dict[int, datetime] = {}
 
     def cover(self, study_id: int, now: datetime) -> bool:
         start = self._starts.get(study_id)
         return start is not None and now < start and not _tasks_run_eagerly()
 
-    def learn(self, study_id: int, scheduled_at: datetime | None) -> None:
+    def may_check(self, study_id: int, now: datetime) -> bool:
+        checked = self._checked.get(study_id)
+        return checked is None or not checked <= now < checked + self._RECHECK
+
+    def learn(self, study_id: int, scheduled_at: datetime | None, now: datetime) -> None:
+        self._checked[study_id] = now
         if scheduled_at is None or _tasks_run_eagerly():
             self._starts.pop(study_id, None)
             return
@@ -93,6 +105,7 @@ class _QueuedRuns:
 
     def forget(self) -> None:
         self._starts.clear()
+        self._checked.clear()
 
 
 queued_runs = _QueuedRuns()
@@ -123,8 +136,8 @@ class _EvidenceChanged:
         if queued_runs.cover(self.study_id, now):
             return
         if _mark_and_claim(self.study_id, now):
-            queued_runs.learn(self.study_id, now if _enqueue(self.study_id) else None)
-        else:
+            queued_runs.learn(self.study_id, now if _enqueue(self.study_id) else None, now)
+        elif queued_runs.may_check(self.study_id, now):
             # Queued by another process (or request): when, so this process's next answers
             # need not mark what that run will read anyway.
             queued_runs.learn(
@@ -132,6 +145,7 @@ class _EvidenceChanged:
                 AggregationState.objects.filter(study_id=self.study_id, scheduled=True)
                 .values_list("scheduled_at", flat=True)
                 .first(),
+                now,
             )
 
 

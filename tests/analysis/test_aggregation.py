@@ -234,7 +234,9 @@ def test_evidence_after_the_queued_run_is_due_is_marked_and_queues_the_next(
     AggregationState.objects.filter(study=demo_study).update(scheduled=False)
     mark()
     # That run is due now (within the clock margin): it may already have read its inputs.
-    services.queued_runs.learn(demo_study.pk, timezone.now() - timedelta(seconds=9))
+    services.queued_runs.learn(
+        demo_study.pk, timezone.now() - timedelta(seconds=9), timezone.now() - timedelta(seconds=9)
+    )
     before = AggregationState.objects.get(study=demo_study).requested_at
     AggregationState.objects.filter(study=demo_study).update(scheduled=False)  # it started
     mark()
@@ -242,6 +244,26 @@ def test_evidence_after_the_queued_run_is_due_is_marked_and_queues_the_next(
     assert state.requested_at > before
     assert state.scheduled
     assert queued_with_countdown == [demo_study.pk, demo_study.pk]
+
+
+def test_an_overdue_run_is_read_about_once_a_second_and_each_answer_marked(
+    demo_study, queued_with_countdown
+):
+    """The worker is behind: the run queued 30 s ago has not started, so every answer is marked
+    (it may come after that run reads), and its due time is not read again beside each mark."""
+    overdue = timezone.now() - timedelta(seconds=30)
+    AggregationState.objects.update_or_create(
+        study=demo_study,
+        defaults={"requested_at": overdue, "scheduled": True, "scheduled_at": overdue},
+    )
+    mark = services._EvidenceChanged(demo_study.pk)
+    assert len(_statements(mark)) == 2
+    assert len(_statements(mark)) == 1
+    assert len(_statements(mark)) == 1
+    assert AggregationState.objects.get(study=demo_study).requested_at > overdue
+    # A second on, a new run may have been queued meanwhile: read again.
+    services.queued_runs._checked[demo_study.pk] -= timedelta(seconds=1)
+    assert len(_statements(mark)) == 2
 
 
 def test_a_run_that_could_not_be_queued_covers_nothing(
