@@ -91,6 +91,17 @@ def pairs(*, study: Study, fresh: bool = False) -> Ranking:
     )
 
 
+def background_groups(*, study: Study) -> Ranking:
+    """How many background groups the study has: a scorecard's per-group target divides its
+    target among them, and that target only orders the candidates, like the counts above."""
+    return _get(
+        study,
+        "background-groups",
+        lambda: selectors.background_group_count(study=study),
+        fresh=False,
+    )
+
+
 def _added(counts: Any, kind: str, item_id: int, right_id: int | None, group_id: int | None) -> Any:
     """A copy of kept counts with one more task of this kind."""
     if kind == Assignment.Kind.SCORECARD:

@@ -14,7 +14,7 @@ from django.utils import timezone
 from apps.assignments.models import Assignment
 from apps.core.errors import NotFound
 from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
-from apps.raters.models import Rater, RaterSession
+from apps.raters.models import BackgroundGroup, Rater, RaterSession
 from apps.studies.models import Study
 
 
@@ -194,6 +194,10 @@ def _counted(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+def background_group_count(*, study: Study) -> int:
+    return BackgroundGroup.objects.filter(study=study).count()
 
 
 def scorecard_counts(*, study: Study) -> tuple[Counter[int], dict[int, Counter[int]]]:

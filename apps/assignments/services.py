@@ -39,7 +39,7 @@ from django.utils import timezone
 from apps.assignments import ranking_counts, selectors
 from apps.assignments.models import Assignment
 from apps.core.errors import Busy
-from apps.raters.models import BackgroundGroup, Rater, RaterSession
+from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Item, Study
 
 CANDIDATES_PER_LOCK = 12
@@ -141,7 +141,7 @@ def _choose_scorecard_item(
 ) -> int | None:
     done = tasks.items_of_kind(Assignment.Kind.SCORECARD)
     target = study.target_scorecards_per_item
-    n_groups = max(1, BackgroundGroup.objects.filter(study=study).count())
+    n_groups = max(1, ranking_counts.background_groups(study=study).counts)
     per_group_target = -(-target // n_groups)
     # A second ranking, on fresh counts, if the first was on kept ones or every candidate
     # filled up meanwhile: "nothing left" is only ever decided on fresh counts.

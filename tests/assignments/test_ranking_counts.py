@@ -190,3 +190,21 @@ def test_a_pair_is_still_found_when_the_kept_counts_say_every_item_is_paired_eno
     given = _next(rater, session, django_capture_on_commit_callbacks)
     assert given is not None
     assert given.kind == "pair"
+
+
+def test_the_background_groups_are_counted_with_the_kept_counts_not_on_every_scorecard(
+    django_capture_on_commit_callbacks,
+):
+    """The per-group target only orders candidates, so the number of groups is kept as the
+    counts are: a statement on every scorecard handed out before."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    study = _study("scorecard")
+    _items(study, 4)
+    first_rater, first_session = enroll(study, "technical")
+    assert _next(first_rater, first_session, django_capture_on_commit_callbacks) is not None
+    rater, session = enroll(study, "content_operations")  # a second group: kept until aged
+    with CaptureQueriesContext(connection) as queries:
+        assert _next(rater, session, django_capture_on_commit_callbacks) is not None
+    assert not [q for q in queries.captured_queries if "raters_backgroundgroup" in q["sql"]]
