@@ -70,9 +70,12 @@ def _tiebreak(study: Study, rater: Rater, item_key: str) -> str:
     ).hexdigest()
 
 
-def _lock(ids: Sequence[int], *, first_only: bool = False) -> list[int]:
+def _lock(
+    ids: Sequence[int], held: dict[int, Item], *, first_only: bool = False
+) -> list[int]:
     """Of `ids`, in the given order, those this transaction could lock now; with `first_only`,
-    just the first one that is free.
+    just the first one that is free. The rows locked are read whole into `held`: the one given
+    out is shown on the page, and reading it again after the insert cost a statement.
 
     FOR NO KEY UPDATE, not FOR UPDATE: a submission's insert that refers to the item checks its
     foreign key with a KEY SHARE lock, which FOR UPDATE would make wait for this whole choice
@@ -90,20 +93,22 @@ def _lock(ids: Sequence[int], *, first_only: bool = False) -> list[int]:
     # ORDER BY + LIMIT 1 with SKIP LOCKED: the database locks the first free row in rank order
     # and stops there.
     order = "ORDER BY array_position(%s, id) LIMIT 1" if first_only else ""
-    sql = f"SELECT id FROM {Item._meta.db_table} WHERE id = ANY(%s) {order} {lock}"
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [list(ids), list(ids)] if first_only else [list(ids)])
-        locked = {row[0] for row in cursor.fetchall()}
+    sql = f"SELECT * FROM {Item._meta.db_table} WHERE id = ANY(%s) {order} {lock}"
+    params = [list(ids), list(ids)] if first_only else [list(ids)]
+    locked = {item.pk: item for item in Item.objects.raw(sql, params)}
+    held.update(locked)
     return [pk for pk in ids if pk in locked]
 
 
-def _first_below_target(ids: Sequence[int], below: Callable[[int], bool]) -> int | None:
+def _first_below_target(
+    ids: Sequence[int], below: Callable[[int], bool], held: dict[int, Item]
+) -> int | None:
     """The first of `ids` (in rank order) that this transaction locks and that is still below
     its target, re-counted under the lock: another rater may have taken the last place since
     the ranking was read. Raises _AllLocked when every remaining candidate is locked."""
     remaining = list(ids)
     while remaining:
-        locked = _lock(remaining, first_only=True)
+        locked = _lock(remaining, held, first_only=True)
         if not locked:
             raise _AllLocked
         pk = locked[0]
@@ -137,7 +142,11 @@ def _study_items(study: Study, rater: Rater) -> list[_Candidate]:
 
 
 def _choose_scorecard_item(
-    study: Study, rater: Rater, items: list[_Candidate], tasks: selectors.RaterTasks
+    study: Study,
+    rater: Rater,
+    items: list[_Candidate],
+    tasks: selectors.RaterTasks,
+    held: dict[int, Item],
 ) -> int | None:
     done = tasks.items_of_kind(Assignment.Kind.SCORECARD)
     target = study.target_scorecards_per_item
@@ -166,6 +175,7 @@ def _choose_scorecard_item(
         chosen = _first_below_target(
             [row[3] for row in ranked[:CANDIDATES_PER_LOCK]],
             lambda pk: selectors.scorecard_totals(study=study, item_ids=[pk])[pk] < target,
+            held,
         )
         if chosen is not None:
             return chosen
@@ -173,7 +183,11 @@ def _choose_scorecard_item(
 
 
 def _choose_turing_item(
-    study: Study, rater: Rater, items: list[_Candidate], tasks: selectors.RaterTasks
+    study: Study,
+    rater: Rater,
+    items: list[_Candidate],
+    tasks: selectors.RaterTasks,
+    held: dict[int, Item],
 ) -> int | None:
     seen = tasks.items_shown()
     target = study.turing_judgments_per_item
@@ -188,6 +202,7 @@ def _choose_turing_item(
         chosen = _first_below_target(
             [row[2] for row in ranked[:CANDIDATES_PER_LOCK]],
             lambda pk: selectors.turing_counts(study=study, item_ids=[pk])[pk] < target,
+            held,
         )
         if chosen is not None or not ranking.kept:
             return chosen
@@ -290,13 +305,14 @@ def _choose_pair(
     items: list[_Candidate],
     tasks: selectors.RaterTasks,
     rng: np.random.Generator,
+    held: dict[int, Item],
 ) -> tuple[int, int, str] | None:
     pairs = _candidate_pairs(study, items, tasks)
     if not pairs:
         return None
     for fresh in (False, True):
         ranking = ranking_counts.pairs(study=study, fresh=fresh)
-        chosen = _choose_pair_by(study, rater, items, pairs, ranking.counts, rng)
+        chosen = _choose_pair_by(study, rater, items, pairs, ranking.counts, rng, held)
         if chosen is not None or not ranking.kept:
             return chosen
     return None
@@ -309,6 +325,7 @@ def _choose_pair_by(
     pairs: list[tuple[int, int]],
     counts: tuple[Counter[int], dict[int, set[int]]],
     rng: np.random.Generator,
+    held: dict[int, Item],
 ) -> tuple[int, int, str] | None:
     appearances, opponents = counts
     external = {item.pk: item.external_id for item in items}
@@ -334,7 +351,7 @@ def _choose_pair_by(
     else:
         return None
     for a, b in ranked[:CANDIDATES_PER_LOCK]:
-        if len(_lock([a, b])) == 2:
+        if len(_lock([a, b], held)) == 2:
             left, right = (a, b) if rng.random() < 0.5 else (b, a)
             return left, right, reason
     if ranked:
@@ -388,26 +405,31 @@ def _choose_kind(
     items: list[_Candidate],
     tasks: selectors.RaterTasks,
     rng: np.random.Generator,
+    held: dict[int, Item],
 ) -> dict[str, object] | None:
-    """The new assignment's fields for a task of this kind, or None if there is none to give."""
+    """The new assignment's fields for a task of this kind, or None if there is none to give.
+    The items locked on the way are read into `held`."""
     if kind == Assignment.Kind.SCORECARD:
-        pk = _choose_scorecard_item(study, rater, items, tasks)
+        pk = _choose_scorecard_item(study, rater, items, tasks, held)
         return None if pk is None else {"kind": kind, "item_id": pk, "reason": "coverage"}
     if kind == Assignment.Kind.TURING:
-        pk = _choose_turing_item(study, rater, items, tasks)
+        pk = _choose_turing_item(study, rater, items, tasks, held)
         return None if pk is None else {"kind": kind, "item_id": pk, "reason": "first_exposure"}
-    chosen = _choose_pair(study, rater, items, tasks, rng)
+    chosen = _choose_pair(study, rater, items, tasks, rng, held)
     if chosen is None:
         return None
     return {"kind": kind, "item_id": chosen[0], "right_item_id": chosen[1], "reason": chosen[2]}
 
 
-def _with_items(assignment: Assignment) -> Assignment:
-    """The new assignment with its item(s) loaded in one query, for the page that shows them."""
+def _with_items(assignment: Assignment, held: dict[int, Item]) -> Assignment:
+    """The new assignment with its item(s), for the page that shows them: as their lock read
+    them, else (an attention check, or SQLite, where nothing is locked) in one query."""
     ids = [assignment.item_id]
     if assignment.right_item_id is not None:
         ids.append(assignment.right_item_id)
-    items = Item.objects.in_bulk(ids)
+    items = {pk: held[pk] for pk in ids if pk in held}
+    if len(items) < len(ids):
+        items = Item.objects.in_bulk(ids)
     assignment.item = items[assignment.item_id]
     if assignment.right_item_id is not None:
         assignment.right_item = items[assignment.right_item_id]
@@ -475,13 +497,14 @@ def _assignment_next(
                 "reason": "attention",
             }
     all_locked = False
+    held: dict[int, Item] = {}
     if fields is None:
         # Items whose self-explanation this rater was shown never come back to them.
         revealed = tasks.items_revealed()
         items = [item for item in _study_items(study, rater) if item.pk not in revealed]
         for kind in _kind_order(study, rng):
             try:
-                fields = _choose_kind(kind, study, rater, items, tasks, rng)
+                fields = _choose_kind(kind, study, rater, items, tasks, rng, held)
             except _AllLocked:
                 all_locked = True  # another kind may still be free
             if fields is not None:
@@ -503,7 +526,7 @@ def _assignment_next(
             group_id=rater.background_id,
         )
     )
-    return _with_items(created)
+    return _with_items(created, held)
 
 
 def assignments_expire_for_session(*, session: RaterSession) -> int:

@@ -373,3 +373,33 @@ def test_a_task_choice_holds_only_the_item_it_gives_and_lets_answers_about_it_in
                 reason="coverage",
             )
     assert Assignment.objects.filter(item_id=chosen).count() == 2
+
+
+@pytest.mark.parametrize("kind", ["scorecard", "turing", "pair"])
+def test_the_item_given_out_is_read_by_its_lock_not_again_after_the_insert(
+    postgres_only, builtin_rubrics, no_aggregation, kind
+):
+    """The page shows the item the lock chose: the lock reads its row whole, so no statement
+    reads it again after the task is stored. The item shown is the one stored, field by field."""
+    from django.test.utils import CaptureQueriesContext
+
+    study = StudyFactory(task_mix={kind: 1.0}, attention_check_rate=0, random_seed=3)
+    for i in range(4):
+        ItemFactory(study=study, external_id=f"j{i}", topic="cats", image_alt={"en": f"a{i}"})
+    background = BackgroundGroup.objects.filter(study=study).values_list("code", flat=True)[0]
+    enrollment = rater_enroll(
+        study=study, background=background, age_band="25-34", consent=True, external_id="PID-read"
+    )
+    with CaptureQueriesContext(connection) as queries:
+        task = assignment_next(rater=enrollment.rater, session=enrollment.session)
+    assert task is not None
+    statements = [q["sql"] for q in queries.captured_queries]
+    inserted = next(i for i, sql in enumerate(statements) if sql.startswith("INSERT"))
+    assert not [sql for sql in statements[inserted:] if '"studies_item"' in sql]
+    shown = [task.item] if kind != "pair" else [task.item, task.right_item]
+    for item in shown:
+        assert item is not None
+        stored = Item.objects.get(pk=item.pk)
+        assert [getattr(item, f.attname) for f in Item._meta.concrete_fields] == [
+            getattr(stored, f.attname) for f in Item._meta.concrete_fields
+        ]
