@@ -70,9 +70,7 @@ def _tiebreak(study: Study, rater: Rater, item_key: str) -> str:
     ).hexdigest()
 
 
-def _lock(
-    ids: Sequence[int], held: dict[int, Item], *, first_only: bool = False
-) -> list[int]:
+def _lock(ids: Sequence[int], held: dict[int, Item], *, first_only: bool = False) -> list[int]:
     """Of `ids`, in the given order, those this transaction could lock now; with `first_only`,
     just the first one that is free. The rows locked are read whole into `held`: the one given
     out is shown on the page, and reading it again after the insert cost a statement.
