@@ -13,7 +13,7 @@
 - a retry with the same idempotency key returns the first result and stores nothing new. No
   look-up by key comes first: a retry finds its task answered, or breaks the key's unique index
   (the same key on another task), and is then answered from the stored judgment
-  (`_after_race`), so a first answer spends no statement on it;
+  (`_as_replay`), so a first answer spends no statement on it;
 - everything is one transaction: a refused answer stores nothing.
 """
 
@@ -84,7 +84,7 @@ def _atomic_submission(model: _Judgment | None) -> Callable[[_Submit], _Submit]:
             except (IntegrityError, AlreadyAnswered):
                 if model is None:
                     raise
-                return _after_race(model, rater, kwargs["idempotency_key"])
+                return _as_replay(model, rater, kwargs["idempotency_key"])
 
         return wrapper  # type: ignore[return-value]
 
@@ -133,7 +133,7 @@ def _open_assignment(rater: Rater, assignment_id: int, kind: str, now: datetime)
     if assignment.kind != kind:
         raise DomainError(f"this task is a {assignment.kind}, not a {kind}", field="kind")
     # Answered before the session and the study are checked: a retry of that answer is found
-    # by its key (_after_race) and replayed after the session ended or the study closed too.
+    # by its key (_as_replay) and replayed after the session ended or the study closed too.
     if assignment.status == Assignment.Status.DONE:
         raise AlreadyAnswered("this task has already been answered", field="assignment")
     rater_session_check_open(session=assignment.session, now=now)
@@ -427,7 +427,7 @@ def score_response_submit(
     return SubmitResult(response.pk, "scorecard", False, assignment.session)
 
 
-def _after_race(
+def _as_replay(
     model: type[ScoreResponse | PairJudgment | TuringJudgment], rater: Rater, key: str
 ) -> SubmitResult:
     """A retry: the answer with this key is stored (by this request's first try, or a

@@ -329,7 +329,7 @@ def test_a_key_sent_again_with_another_task_replays_its_first_answer_and_stores_
 
 @pytest.mark.parametrize("kind", ["scorecard", "pair", "turing"])
 def test_a_first_answer_spends_no_statement_looking_up_its_key(kind):
-    """The key's unique index answers a retry (see `_after_race`); a look-up by key before
+    """The key's unique index answers a retry (see `_as_replay`); a look-up by key before
     every answer was a statement per answer spent on the rare retry."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
