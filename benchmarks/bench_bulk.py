@@ -89,7 +89,7 @@ def main() -> None:
         with transaction.atomic():
             start = time.perf_counter()
             if path == "copy":
-                keys = bulk._copy(ScoreResponse, names, converters, data, returning=True)
+                keys = bulk._copy(ScoreResponse, concrete, names, converters, data, returning=True)
             else:
                 keys = bulk._insert(
                     ScoreResponse, names, len(concrete), converters, data, returning=True

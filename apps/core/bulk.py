@@ -22,6 +22,8 @@ from typing import Any
 from django.db import connection, models
 from django.db.backends.utils import CursorWrapper
 
+from apps.core import bulk_references
+
 
 def _converter(field: models.Field[Any, Any]) -> Callable[[Any], Any] | None:
     if isinstance(field, models.DateTimeField):
@@ -80,7 +82,7 @@ def bulk_insert(
     names = ", ".join(quote(str(f.column)) for f in concrete)
     converters = [(k, c) for k, c in enumerate(map(_converter, concrete)) if c is not None]
     if connection.vendor == "postgresql":
-        return _copy(model, names, converters, rows, returning=returning)
+        return _copy(model, concrete, names, converters, rows, returning=returning)
     return _insert(model, names, len(concrete), converters, rows, returning=returning)
 
 
@@ -193,6 +195,7 @@ def _chunks(rows: Iterable[Sequence[Any]]) -> Iterator[list[Sequence[Any]]]:
 
 def _copy(
     model: type[models.Model],
+    fields: Sequence[models.Field[Any, Any]],
     names: str,
     converters: list[tuple[int, Callable[[Any], Any]]],
     rows: Iterable[Sequence[Any]],
@@ -201,13 +204,17 @@ def _copy(
 ) -> list[int]:
     """PostgreSQL: COPY the rows in chunks. COPY returns no keys, so with `returning` each
     chunk's keys are drawn from the table's own sequence first (as the inserts would draw
-    them) and sent as the first column: the keys come back in the order of the rows."""
+    them) and sent as the first column: the keys come back in the order of the rows. Inside
+    `references_checked_in_bulk` the keys each chunk names are noted for one check at its end."""
     meta = model._meta
     quote = connection.ops.quote_name
     table, pk = quote(meta.db_table), str(meta.pk.column)
     columns = f"{quote(pk)}, {names}" if returning else names
     statement = f"COPY {table} ({columns}) FROM STDIN"
     pks: list[int] = []
+    notes = bulk_references.active()
+    if returning:
+        fields = [meta.pk, *fields]
     with connection.cursor() as cursor:
         raw = cursor.cursor
         for chunk in _chunks(rows):
@@ -233,5 +240,8 @@ def _copy(
             text = io.StringIO(_copy_text(prepared))
             with connection.wrap_database_errors:
                 raw.copy_expert(statement, text)
+            if notes is not None:
+                notes.note_rows(model, fields, prepared)
+                notes.note_created(model, keys)
             pks.extend(keys)
     return pks

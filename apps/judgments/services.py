@@ -19,6 +19,7 @@ from django.utils.translation import gettext_noop
 
 from apps.analysis.services import study_results_request
 from apps.core.bulk import bulk_insert
+from apps.core.bulk_references import references_checked_in_bulk
 from apps.core.errors import Conflict, ImportRejected, LineError
 from apps.core.lines import Record, read_records
 from apps.core.progress import ImportProgress, reporting
@@ -227,7 +228,9 @@ def _judgments_store(study: Study, parsed: ParsedJudgments) -> JudgmentImportSum
 
     raters_before = Rater.objects.filter(study=study).count()
     try:
-        with transaction.atomic():
+        # Foreign keys checked once per referenced table, not once per row (a third of a
+        # million-row import's time).
+        with transaction.atomic(), references_checked_in_bulk():
             people = raters_ensure_imported(study=study, raters=imported)
             created = _write_rows(study, new_rows, people)
     except KeyError as exc:

@@ -15,6 +15,7 @@ from django.utils.translation import gettext_noop
 
 from apps.analysis.services import study_results_request
 from apps.core.bulk import bulk_insert
+from apps.core.bulk_references import references_checked_in_bulk
 from apps.core.errors import Conflict, DomainError, ImportRejected, LineError, NotFound
 from apps.core.lines import Record, read_records
 from apps.core.progress import ImportProgress, reporting
@@ -322,7 +323,7 @@ def _items_store(
     )
     try:
         # A savepoint, so a concurrent import of the same ids surfaces as a clear conflict.
-        with transaction.atomic():
+        with transaction.atomic(), references_checked_in_bulk():
             created = bulk_insert(
                 Item,
                 columns,
