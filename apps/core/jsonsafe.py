@@ -45,10 +45,16 @@ def _too_deep(max_depth: int) -> Sentence:
 
 
 class _Bad:
+    """A value the parser's hooks refused, left in the document for `_check` to place."""
+
     __slots__ = ("sentence",)
+    # How many were ever made: a parse that made none needs no walk of its document. (Another
+    # thread's parse can only make a walk needless, never skip a needed one.)
+    made = 0
 
     def __init__(self, sentence: Sentence) -> None:
         self.sentence = sentence
+        _Bad.made += 1
 
 
 def _constant(name: str) -> _Bad:
@@ -131,6 +137,7 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
             ) from None
     if too_deep(text, max_depth):
         raise JsonRejected(_too_deep(max_depth))
+    made = _Bad.made
     try:
         value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
     except RecursionError:
@@ -141,5 +148,8 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
         raise JsonRejected(
             _said(gettext_noop("is not valid JSON (%(problem)s)"), problem=str(exc))
         ) from None
-    _check(value, max_depth)
+    if _Bad.made != made:
+        # too_deep has already held the nesting within max_depth; only a refused value is left
+        # to find and place.
+        _check(value, max_depth)
     return value

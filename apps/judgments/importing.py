@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -226,27 +226,14 @@ def _answer(fields: LineFields, spec: QuestionSpec) -> float | _Absent | None:
             return None
         fields.error(name, f'does not offer "I don\'t get it" ({NOT_UNDERSTOOD}): give a value')
         return ABSENT
-    expected = (
-        Sentence(
-            gettext_noop(
-                "must be a number from %(low)s to %(high)s in steps of %(step)s, got %(value)s"
-            ),
-            {"low": low, "high": high, "step": scales.step_text(spec.step)},
-        )
-        if spec.step is not None
-        else Sentence(
-            gettext_noop("must be an integer from %(low)s to %(high)s, got %(value)s"),
-            {"low": low, "high": high},
-        )
-    )
     if isinstance(value, str):
         try:
             value = float(value.strip())
         except ValueError:
-            fields.error(name, replace(expected, params={**expected.params, "value": repr(value)}))
+            fields.error(name, _expected(spec, value))
             return ABSENT
     if isinstance(value, bool) or not isinstance(value, int | float):
-        fields.error(name, replace(expected, params={**expected.params, "value": repr(value)}))
+        fields.error(name, _expected(spec, value))
         return ABSENT
     wrong = scales.problem_sentence(
         kind=spec.kind, low=low, high=high, step=spec.step, value=float(value)
@@ -255,6 +242,22 @@ def _answer(fields: LineFields, spec: QuestionSpec) -> float | _Absent | None:
         fields.error(name, wrong)
         return ABSENT
     return float(value)
+
+
+def _expected(spec: QuestionSpec, value: object) -> Sentence:
+    """What an answer to `spec` must be, for a value that is not a number at all."""
+    low, high, shown = spec.min_value, spec.max_value, repr(value)
+    if spec.step is not None:
+        return Sentence(
+            gettext_noop(
+                "must be a number from %(low)s to %(high)s in steps of %(step)s, got %(value)s"
+            ),
+            {"low": low, "high": high, "step": scales.step_text(spec.step), "value": shown},
+        )
+    return Sentence(
+        gettext_noop("must be an integer from %(low)s to %(high)s, got %(value)s"),
+        {"low": low, "high": high, "value": shown},
+    )
 
 
 def _score(fields: LineFields, header: Header, context: ImportContext) -> ScoreRow | None:

@@ -59,12 +59,17 @@ def off_grid(value: float, low: float, step: float) -> bool:
     return abs(steps - round(steps)) > GRID_TOLERANCE
 
 
+def _bounds(low: float, high: float, **more: str) -> dict[str, str]:
+    """A message's parameters: the scale's ends as a page shows them, and `more`. Built only
+    for a value that is refused."""
+    return {"low": f"{low:g}", "high": f"{high:g}", **more}
+
+
 def problem_sentence(
     *, kind: str, low: float, high: float, step: float | None, value: float
 ) -> Sentence | None:
     """Why `value` is not an answer to this question, as a sentence a page shows in its reader's
     language (None when it is an answer)."""
-    bounds = {"low": f"{low:g}", "high": f"{high:g}"}
     if not math.isfinite(value):
         return Sentence(
             gettext_noop("must be a finite number, got %(value)s"), {"value": repr(value)}
@@ -73,7 +78,7 @@ def problem_sentence(
         if not low <= value <= high:
             return Sentence(
                 gettext_noop("must be from %(low)s to %(high)s, got %(value)s"),
-                {**bounds, "value": f"{value:g}"},
+                _bounds(low, high, value=f"{value:g}"),
             )
         if off_grid(value, low, step):
             return Sentence(
@@ -81,18 +86,18 @@ def problem_sentence(
                     "must lie on the scale's steps of %(step)s from %(low)s to %(high)s, "
                     "got %(value)s"
                 ),
-                {**bounds, "step": step_text(step), "value": repr(value)},
+                _bounds(low, high, step=step_text(step), value=repr(value)),
             )
         return None
     if not float(value).is_integer():
         return Sentence(
             gettext_noop("must be an integer from %(low)s to %(high)s, got %(value)s"),
-            {**bounds, "value": repr(value)},
+            _bounds(low, high, value=repr(value)),
         )
     if not low <= value <= high:
         return Sentence(
             gettext_noop("must be from %(low)s to %(high)s, got %(value)s"),
-            {**bounds, "value": f"{value:g}"},
+            _bounds(low, high, value=f"{value:g}"),
         )
     return None
 

@@ -42,6 +42,31 @@ def test_the_parser_names_where_a_non_finite_or_huge_number_is():
     }
 
 
+def test_numbers_at_the_limits_are_judged_alike_with_or_without_an_exponent_in_sight():
+    """Lines without a long run of digits or an exponent skip the per-number hooks; the limits
+    hold on both sides of that line."""
+    for text, path in (
+        ('{"a": ' + "1" * 20 + "}", "a"),
+        ('{"a": -' + "1" * 20 + "}", "a"),
+        ('{"a": 1E400}', "a"),
+        ('{"a": -1e999}', "a"),
+        ('{"a": ' + "9" * 400 + ".5}", "a"),
+        ('{"t": "e1 and 2e", "n": [NaN]}', "n[0]"),
+    ):
+        with pytest.raises(jsonsafe.JsonRejected) as caught:
+            jsonsafe.loads(text)
+        assert caught.value.path == path, text
+    assert jsonsafe.loads('{"a": ' + "9" * 19 + ', "b": -' + "9" * 19 + "}") == {
+        "a": 10**19 - 1,
+        "b": -(10**19 - 1),
+    }
+    assert jsonsafe.loads('{"a": 1.5e3, "b": "x1e5", "c": 0.25}') == {
+        "a": 1500.0,
+        "b": "x1e5",
+        "c": 0.25,
+    }
+
+
 @pytest.fixture
 def rater():
     study = StudyFactory(
