@@ -81,7 +81,10 @@ def _clean(
         raise ValueError("values must be a 1-D array")
     if np.any(np.isinf(v)):
         raise ValueError("values must not be infinite")
-    keep = ~np.isnan(v)
+    # Nothing to drop (the usual case): the columns are used as they are, not copied.
+    keep: np.ndarray | slice = ~np.isnan(v)
+    if keep.all():
+        keep = slice(None)
     others = []
     for arr in extra:
         a = np.asarray(arr)
@@ -277,17 +280,24 @@ def _grouped_boot_clustered(
     n_clusters = int(cl.max()) + 1
     # One sparse (2G x C) matrix of per-(group, cluster) sums stacked over counts: a round is
     # one product with that round's cluster multiplicities, so raters are resampled jointly
-    # across groups at the cost of one sparse-dense product per batch of rounds.
-    rows = np.concatenate([gd + off for gd, off in zip(gs, offsets, strict=True)])
-    reps = len(gs)
+    # across groups at the cost of one sparse-dense product per batch of rounds. It is built
+    # from one entry per (group, cluster) cell, each grouping in turn: built from the ratings
+    # themselves it held every rating twice per grouping (640 MB for a million ratings).
+    cell_rows, cell_cols, cell_sums, cell_counts = [], [], [], []
+    for gd, off in zip(gs, offsets, strict=True):
+        cells, inverse = np.unique(gd * n_clusters + cl, return_inverse=True)
+        cell_sums.append(np.bincount(inverse, weights=v, minlength=cells.size))
+        cell_counts.append(np.bincount(inverse, minlength=cells.size).astype(np.float64))
+        cell_rows.append(cells // n_clusters + off)
+        cell_cols.append(cells % n_clusters)
+    rows = np.concatenate(cell_rows)
     stacked = sparse.csr_matrix(
         (
-            np.concatenate([np.tile(v, reps), np.ones(v.size * reps)]),
-            (np.concatenate([rows, rows + total]), np.tile(cl, 2 * reps)),
+            np.concatenate([*cell_sums, *cell_counts]),
+            (np.concatenate([rows, rows + total]), np.tile(np.concatenate(cell_cols), 2)),
         ),
         shape=(2 * total, n_clusters),
     )
-    stacked.sum_duplicates()
     out = np.empty((total, rounds))
     chunk = max(1, _BATCH_ELEMENTS // max(n_clusters, total))
     for start in range(0, rounds, chunk):

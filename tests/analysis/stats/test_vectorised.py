@@ -3,6 +3,9 @@ against independent implementations (the krippendorff package on every resample)
 
 from __future__ import annotations
 
+import tracemalloc
+from collections.abc import Callable
+
 import krippendorff
 import numpy as np
 import pytest
@@ -148,3 +151,46 @@ def test_clustered_group_interval_of_one_grade_raters_is_the_ordinary_bootstrap(
         width = ref.high - ref.low
         assert low[g] == pytest.approx(ref.low, abs=0.1 * width)
         assert high[g] == pytest.approx(ref.high, abs=0.1 * width)
+
+
+def _traced_peak(run: Callable[[], object]) -> int:
+    """Bytes allocated at the peak of `run` (numpy reports its arrays to tracemalloc)."""
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_clustered_bootstrap_holds_per_rater_sums_not_a_copy_of_the_ratings_per_grouping():
+    """Five groupings of 400,000 ratings once built a sparse matrix of 2 x 5 x 400,000 entries
+    (640 MB of a million-rating study's peak); it needs only one entry per group and rater."""
+    rng = np.random.default_rng(4)
+    n = 400_000
+    rater = rng.integers(0, 2_000, n)
+    value = rng.integers(0, 4, n).astype(float)
+    groupings = [(rng.integers(0, k, n), k) for k in (3, 2, 5, 8, 4)]
+    peak = _traced_peak(
+        lambda: grouped_mean_ci_many(value, groupings, clusters=rater, rounds=20, seed=1)
+    )
+    # What the bootstrap adds: the groupings' indices as int64 (5 columns) and one grouping's
+    # cells at a time; it was 72 columns' worth (231 MB), 2 x 5 copies of every rating among them.
+    assert peak < 16 * value.nbytes, f"{peak / 1e6:.0f} MB"
+
+
+def test_per_rater_sums_give_the_same_intervals_as_the_ratings_themselves():
+    item, rater, value = _ratings(7, n_items=60, n_raters=25)
+    groupings = [(item % 3, 3), (item % 4, 4)]
+    many = grouped_mean_ci_many(value, groupings, clusters=rater, rounds=500, seed=8)
+    # The same rounds, from ratings duplicated in order: sums per rater double, means do not.
+    doubled = grouped_mean_ci_many(
+        np.repeat(value, 2),
+        [(np.repeat(g, 2), k) for g, k in groupings],
+        clusters=np.repeat(rater, 2),
+        rounds=500,
+        seed=8,
+    )
+    for (est, low, high, n), (est2, low2, high2, n2) in zip(many, doubled, strict=True):
+        assert np.allclose(est, est2) and np.allclose(low, low2) and np.allclose(high, high2)
+        assert np.array_equal(2 * n, n2)
