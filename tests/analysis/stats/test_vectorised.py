@@ -192,5 +192,7 @@ def test_per_rater_sums_give_the_same_intervals_as_the_ratings_themselves():
         seed=8,
     )
     for (est, low, high, n), (est2, low2, high2, n2) in zip(many, doubled, strict=True):
-        assert np.allclose(est, est2) and np.allclose(low, low2) and np.allclose(high, high2)
+        assert np.allclose(est, est2)
+        assert np.allclose(low, low2)
+        assert np.allclose(high, high2)
         assert np.array_equal(2 * n, n2)
