@@ -82,9 +82,8 @@ def _clean(
     if np.any(np.isinf(v)):
         raise ValueError("values must not be infinite")
     # Nothing to drop (the usual case): the columns are used as they are, not copied.
-    keep: np.ndarray | slice = ~np.isnan(v)
-    if keep.all():
-        keep = slice(None)
+    present = ~np.isnan(v)
+    keep: np.ndarray | slice = slice(None) if present.all() else present
     others = []
     for arr in extra:
         a = np.asarray(arr)
