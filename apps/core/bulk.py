@@ -16,6 +16,7 @@ import itertools
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import date, datetime
 from typing import Any
 
 from django.db import connection, models
@@ -161,7 +162,9 @@ def _copy_value(value: Any) -> str:
 
 
 _BOOLEANS = {True: "t", False: "f"}
-_NUMBERS = {int, float}
+# Types whose text (str) never holds a character COPY escapes: numbers, and date-times (an
+# import's own time, a session's bounds), which PostgreSQL reads in that ISO form.
+_PLAIN = {int, float, datetime, date}
 
 
 def _copy_column(values: Sequence[Any]) -> Sequence[str]:
@@ -169,16 +172,17 @@ def _copy_column(values: Sequence[Any]) -> Sequence[str]:
     counts, flags, scores, strings with nothing to escape: nearly every column of an import) are
     converted by the interpreter's own loops; anything else value by value."""
     kinds = set(map(type, values))
-    if kinds <= _NUMBERS:
+    if kinds <= _PLAIN:
         return list(map(str, values))
     if kinds <= {bool}:
         return list(map(_BOOLEANS.__getitem__, values))
-    if kinds <= {str}:
+    # A str subclass (a TextChoices member such as an import's origin) joins as its own text.
+    if all(issubclass(kind, str) for kind in kinds):
         joined = "".join(values)
         if "\\" in joined or "\t" in joined or "\n" in joined or "\r" in joined:
             return [value.translate(_COPY_ESCAPES) for value in values]
         return values
-    if kinds <= _NUMBERS | {type(None)}:
+    if kinds <= _PLAIN | {type(None)}:
         return ["\\N" if value is None else str(value) for value in values]
     return list(map(_copy_value, values))
 

@@ -12,8 +12,9 @@ from django.db import IntegrityError, models, transaction
 
 from apps.core import bulk
 from apps.core.bulk import bulk_insert
+from apps.raters.models import RaterSession
 from apps.studies.models import Item
-from tests.factories import StudyFactory
+from tests.factories import RaterFactory, StudyFactory
 
 SHOWN = (
     "study_id",
@@ -117,3 +118,28 @@ def test_a_refused_row_stores_nothing_of_the_batch():
     with pytest.raises(IntegrityError), transaction.atomic():
         bulk_insert(Item, COLUMNS, rows, returning=True)
     assert not Item.objects.filter(study=study).exists()
+
+
+@pytest.mark.django_db
+def test_choice_members_and_date_times_are_stored_as_their_values():
+    """Columns of TextChoices members and of date-times take the fast column-wise path; what
+    is stored is the member's value and the same instant."""
+    first, second = RaterFactory(), RaterFactory()
+    start = datetime(2026, 12, 5, 1, 2, 3, 456789, tzinfo=UTC)
+    later = datetime(2026, 12, 5, 2, 0, tzinfo=UTC)
+    end = datetime(2026, 12, 5, 3, 30, 0, 1, tzinfo=UTC)
+    rows = [
+        (first.pk, start, later, later, RaterSession.EndReason.IMPORTED),
+        (second.pk, later, end, end, RaterSession.EndReason.IMPORTED),
+    ]
+    with transaction.atomic():
+        pks = bulk_insert(
+            RaterSession,
+            ("rater_id", "started_at", "deadline", "ended_at", "end_reason"),
+            rows,
+            returning=True,
+        )
+    stored = RaterSession.objects.in_bulk(pks)
+    assert [stored[pk].started_at for pk in pks] == [start, later]
+    assert [stored[pk].ended_at for pk in pks] == [later, end]
+    assert {stored[pk].end_reason for pk in pks} == {"imported"}
