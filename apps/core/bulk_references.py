@@ -13,6 +13,8 @@ session_replication_role TO <role>`. A role without either gets the triggers as 
 same rows are refused, only more slowly. Either way a row naming a missing parent stores nothing.
 
 Only for inserts: a delete inside the block would skip the checks that protect its children.
+The setting turns off every ordinary trigger, not only the foreign keys'; the schema has no
+other (a test holds it so), and a migration that adds one must have the block check it too.
 """
 
 from __future__ import annotations

@@ -188,3 +188,18 @@ def test_the_rows_named_stay_locked_until_the_load_commits(postgres_only):
         assert lock_taken()
     finally:
         other.close()
+
+
+def test_foreign_keys_are_the_only_triggers_the_block_turns_off(postgres_only):
+    """`session_replication_role = replica` turns off every ordinary trigger, not only the
+    foreign keys' (a deferrable unique constraint's recheck, say). The schema has no other
+    trigger: a migration that adds one must make the block check what it checks too."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tgrelid::regclass::text, tgname, proname FROM pg_trigger "
+            "JOIN pg_proc ON pg_proc.oid = tgfoid "
+            "JOIN pg_class ON pg_class.oid = tgrelid "
+            "JOIN pg_namespace ON pg_namespace.oid = relnamespace "
+            "WHERE nspname = current_schema() AND proname NOT LIKE 'RI\\_FKey\\_%%'"
+        )
+        assert cursor.fetchall() == []
