@@ -29,6 +29,10 @@ import numpy as np
 from django.db import IntegrityError, connection, models, transaction
 
 
+class MissingParent(IntegrityError):
+    """A bulk row names a parent row that is not there (deleted meanwhile, or never stored)."""
+
+
 class NamedKeys:
     """What the rows written inside one block name, and what they created."""
 
@@ -59,7 +63,7 @@ class NamedKeys:
 
     def check(self) -> None:
         """Look up and lock (FOR KEY SHARE) every named key of each referenced table at once;
-        IntegrityError naming the first column whose key is missing."""
+        MissingParent naming the first column whose key is missing."""
         by_target: dict[tuple[type[models.Model], str], list[np.ndarray]] = defaultdict(list)
         for (_, _, field), arrays in self.named.items():
             by_target[(_parent(field), str(field.target_field.column))].extend(arrays)
@@ -78,7 +82,7 @@ class NamedKeys:
                 )
                 missing = np.setdiff1d(keys, np.asarray([row[0] for row in cursor.fetchall()]))
                 if missing.size:
-                    raise IntegrityError(self._missing_message(parent, column, missing))
+                    raise MissingParent(self._missing_message(parent, column, missing))
 
     def _missing_message(self, parent: type[models.Model], column: str, missing: np.ndarray) -> str:
         first = missing[0]

@@ -19,7 +19,7 @@ from django.utils.translation import gettext_noop
 
 from apps.analysis.services import study_results_request
 from apps.core.bulk import bulk_insert
-from apps.core.bulk_references import references_checked_in_bulk
+from apps.core.bulk_references import MissingParent, references_checked_in_bulk
 from apps.core.errors import Conflict, ImportRejected, LineError
 from apps.core.lines import Record, read_records
 from apps.core.progress import ImportProgress, reporting
@@ -233,9 +233,10 @@ def _judgments_store(study: Study, parsed: ParsedJudgments) -> JudgmentImportSum
         with transaction.atomic(), references_checked_in_bulk():
             people = raters_ensure_imported(study=study, raters=imported)
             created = _write_rows(study, new_rows, people)
-    except KeyError as exc:
+    except (KeyError, MissingParent) as exc:
         # The lines were checked against the study's items and questions before this
-        # transaction began; one of them was removed since.
+        # transaction began; one of them was removed since (found while the rows were built,
+        # or by the check of their foreign keys).
         raise Conflict(
             f"the study's items or questions changed during the import ({exc}); try again"
         ) from exc

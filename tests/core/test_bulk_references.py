@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import threading
+from typing import Any
 
 import psycopg2
 import pytest
@@ -19,6 +20,9 @@ from django.db import IntegrityError, connection, transaction
 
 from apps.core.bulk import bulk_insert
 from apps.core.bulk_references import references_checked_in_bulk
+from apps.core.errors import Conflict
+from apps.judgments import services as judgments_services
+from apps.judgments.models import ScoreResponse
 from apps.judgments.services import study_judgments_import
 from apps.studies.models import Item
 from tests.core.test_bulk import COLUMNS, _rows
@@ -203,3 +207,30 @@ def test_foreign_keys_are_the_only_triggers_the_block_turns_off(postgres_only):
             "WHERE nspname = current_schema() AND proname NOT LIKE 'RI\\_FKey\\_%%'"
         )
         assert cursor.fetchall() == []
+
+
+def test_an_item_gone_before_the_check_is_a_conflict_that_names_the_change(
+    postgres_only, monkeypatch
+):
+    """An item deleted between the import's read of it and the check of its rows (here inside
+    the import's own transaction, where the deletion skips the triggers too): a 409 saying the
+    study's items changed, naming the column and the key, and nothing stored."""
+    study = StudyFactory()
+    ids = [ItemFactory(study=study, external_id=f"j{k}").external_id for k in range(3)]
+    gone = Item.objects.get(study=study, external_id="j0").pk
+    write = judgments_services._write_rows
+
+    def write_then_lose_an_item(*args: Any, **kwargs: Any) -> dict[str, int]:
+        created = write(*args, **kwargs)
+        with connection.cursor() as cursor:
+            cursor.execute("DELETE FROM studies_item WHERE id = %s", [gone])
+        return created
+
+    monkeypatch.setattr(judgments_services, "_write_rows", write_then_lose_an_item)
+    with pytest.raises(Conflict) as info:
+        study_judgments_import(study=study, data=_judgments(ids), filename="j.jsonl")
+    message = str(info.value)
+    assert "items or questions changed during the import" in message
+    assert f"judgments_scoreresponse.item_id names studies_item.id {gone}" in message
+    assert not ScoreResponse.objects.filter(study=study).exists()
+    assert Item.objects.filter(pk=gone).exists()
