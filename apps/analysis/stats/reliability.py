@@ -586,29 +586,59 @@ def split_half_ranking_scores(
     the items rated in both halves (see the module docstring)."""
     _check_split_args(splits, min_items)
     it, ra, va = _ratings(item, rater, value, n_items)
+    everything = np.ones(n_items, dtype=bool)
+    return _scores_split_half(it, ra, va, n_items, [everything], splits, seed, min_items)[0]
+
+
+def _scores_split_half(
+    it: IntArray,
+    ra: IntArray,
+    va: FloatArray,
+    n_items: int,
+    item_sets: list[BoolArray],
+    splits: int,
+    seed: int,
+    min_items: int,
+) -> list[SplitHalf]:
+    """``split_half_ranking_scores`` of the ratings of each item set, from checked ratings
+    whose raters all rated in every set.
+
+    Every set then deals the same raters into the same halves (the same seed, the same
+    relabelled raters), so an item's two half means are the same whichever set it is read in:
+    each split's means are counted once for all the sets, which equals one call per set's
+    ratings exactly (``tests/analysis/stats/test_reliability.py``).
+    """
     n_raters = int(ra.max()) + 1 if ra.size else 0
-    rhos: list[float] = []
-    used: list[int] = []
-    failures: list[str] = []
+    rhos: list[list[float]] = [[] for _ in item_sets]
+    used: list[list[int]] = [[] for _ in item_sets]
+    failures: list[list[str]] = [[] for _ in item_sets]
     if n_raters >= MIN_RATERS:
         halves = _half_masks(np.random.default_rng(seed), n_raters, splits)
         single = np.zeros(n_items, dtype=np.int64)
         for s in range(splits):
-            in_a = halves[s][ra]
-            means, seen = [], []
-            for side in (in_a, ~in_a):
-                count = np.bincount(it[side], minlength=n_items)
-                total = np.bincount(it[side], weights=va[side], minlength=n_items)
-                seen.append(count > 0)
-                means.append(total / np.maximum(count, 1))
-            idx = np.flatnonzero(seen[0] & seen[1])
-            rho, n, why = _grouped_spearman(means[0][idx], means[1][idx], single[idx], min_items)
-            if why is None:
-                rhos.append(rho)
-                used.append(n)
-            else:
-                failures.append(why)
-    return _summary("scores", rhos, used, failures, splits=splits, seed=seed, n_raters=n_raters)
+            # One count and one sum per (half, item): bin i is half A's item i, bin n + i
+            # half B's; each bin adds the same ratings in the same order as a count per half.
+            key = it + n_items * (~halves[s][ra])
+            count = np.bincount(key, minlength=2 * n_items).reshape(2, n_items)
+            total = np.bincount(key, weights=va, minlength=2 * n_items).reshape(2, n_items)
+            means = total / np.maximum(count, 1)
+            both = (count[0] > 0) & (count[1] > 0)
+            for k, items in enumerate(item_sets):
+                idx = np.flatnonzero(both & items)
+                rho, n, why = _grouped_spearman(
+                    means[0][idx], means[1][idx], single[idx], min_items
+                )
+                if why is None:
+                    rhos[k].append(rho)
+                    used[k].append(n)
+                else:
+                    failures[k].append(why)
+    return [
+        _summary(
+            "scores", rhos[k], used[k], failures[k], splits=splits, seed=seed, n_raters=n_raters
+        )
+        for k in range(len(item_sets))
+    ]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -622,30 +652,45 @@ def spearman_brown(icc: float, k: float) -> float:
 
 
 def _one_way(
-    n: np.ndarray, s: np.ndarray, q: np.ndarray
+    n: np.ndarray,
+    s: np.ndarray,
+    total_n: np.ndarray,
+    total_s: np.ndarray,
+    total_q: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One-way ANOVA per column from per-item (rows) weighted counts, sums and sums of squares.
+    """One-way ANOVA per column from per-item (rows) weighted counts ``n`` and sums ``s``, and
+    each column's total count, sum and sum of squares.
 
-    Returns (ICC(1), k0, MSB, MSW), nan where undefined (fewer than 2 items, no within-item
-    degrees of freedom, or a zero denominator).
+    The totals come in apart because the bootstrap has them from one product per rater (the
+    sum of squares is never needed item by item). Returns (ICC(1), k0, MSB, MSW), nan where
+    undefined (fewer than 2 items, no within-item degrees of freedom, or a zero denominator).
     """
-    present = n > 0
-    safe_n = np.where(present, n, 1.0)
-    groups = present.sum(axis=0).astype(np.float64)
-    total_n = n.sum(axis=0)
-    total_s = s.sum(axis=0)
-    between_part = np.where(present, s * s / safe_n, 0.0).sum(axis=0)
-    ss_within = np.maximum(q.sum(axis=0) - between_part, 0.0)
+    groups = np.count_nonzero(n, axis=0).astype(np.float64)
+    # An item without a weighted rating has s = 0: s * s / max(n, 1) is 0 there unasked.
+    between_part = np.einsum("ij,ij->j", s, s / np.maximum(n, 1.0))
+    n_squared = np.einsum("ij,ij->j", n, n)
+    ss_within = np.maximum(total_q - between_part, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         ss_between = np.maximum(between_part - total_s * total_s / total_n, 0.0)
         df_b = groups - 1.0
         df_w = total_n - groups
         msb = np.where(df_b > 0, ss_between / df_b, np.nan)
         msw = np.where(df_w > 0, ss_within / df_w, np.nan)
-        k0 = np.where(df_b > 0, (total_n - (n * n).sum(axis=0) / total_n) / df_b, np.nan)
+        k0 = np.where(df_b > 0, (total_n - n_squared / total_n) / df_b, np.nan)
         denom = msb + (k0 - 1.0) * msw
         icc = np.where(denom > 0, (msb - msw) / denom, np.nan)
     return icc, k0, msb, msw
+
+
+def _one_way_of(
+    it: IntArray, centred: FloatArray, n_items: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``_one_way`` of one set of (already centred) ratings."""
+    n = np.bincount(it, minlength=n_items).astype(np.float64)[:, None]
+    s = np.bincount(it, weights=centred, minlength=n_items)[:, None]
+    return _one_way(
+        n, s, np.array([float(it.size)]), s.sum(axis=0), np.array([float(centred @ centred)])
+    )
 
 
 def _expanded_tail(tail: float, units: int) -> float:
@@ -678,11 +723,7 @@ def _bootstrap_icc(
     item_mean = np.bincount(it, weights=va, minlength=n_items) / safe
     grand = float(va.mean())
     if centre:
-        _, _, msb_a, msw_a = _one_way(
-            counts[:, None],
-            np.bincount(it, weights=va - grand, minlength=n_items)[:, None],
-            np.bincount(it, weights=(va - grand) ** 2, minlength=n_items)[:, None],
-        )
+        _, _, msb_a, msw_a = _one_way_of(it, va - grand, n_items)
         msb, msw = float(msb_a[0]), float(msw_a[0])
         shrink = np.sqrt(max(msb - msw, 0.0) / msb) if msb > 0 else 0.0
         inflate = np.sqrt(safe / np.maximum(counts - 1.0, 1.0))
@@ -692,7 +733,14 @@ def _bootstrap_icc(
     shape = (n_items, n_raters)
     per_count = sparse.csr_matrix((np.ones(it.size), (it, ra)), shape=shape)
     per_sum = sparse.csr_matrix((moved, (it, ra)), shape=shape)
-    per_sq = sparse.csr_matrix((moved * moved, (it, ra)), shape=shape)
+    # The column totals only need each rater's count, sum and sum of squares.
+    rater_totals = np.stack(
+        [
+            np.bincount(ra, minlength=n_raters).astype(np.float64),
+            np.bincount(ra, weights=moved, minlength=n_raters),
+            np.bincount(ra, weights=moved * moved, minlength=n_raters),
+        ]
+    )
     boot = np.empty(rounds)
     chunk = max(1, _BATCH_ELEMENTS // max(n_items, n_raters, 1))
     for first in range(0, rounds, chunk):
@@ -702,8 +750,9 @@ def _bootstrap_icc(
         idx += (np.arange(r, dtype=np.int64) * n_raters)[:, None]
         draw = np.bincount(idx.ravel(), minlength=r * n_raters).reshape(r, n_raters).T
         draw = draw.astype(np.float64)
+        total_n, total_s, total_q = rater_totals @ draw
         boot[first : first + r] = _one_way(
-            np.asarray(per_count @ draw), np.asarray(per_sum @ draw), np.asarray(per_sq @ draw)
+            np.asarray(per_count @ draw), np.asarray(per_sum @ draw), total_n, total_s, total_q
         )[0]
     return boot
 
@@ -849,10 +898,7 @@ def k_rater_reliability(
         return undefined("too_few_ratings_per_item")
     # Centred values keep the sums of squares accurate for any location of the scale.
     centred = va - va.mean()
-    n_full = counts.astype(np.float64)[:, None]
-    s_full = np.bincount(it, weights=centred, minlength=n_items)[:, None]
-    q_full = np.bincount(it, weights=centred * centred, minlength=n_items)[:, None]
-    icc_a, k0_a, msb_a, msw_a = _one_way(n_full, s_full, q_full)
+    icc_a, k0_a, msb_a, msw_a = _one_way_of(it, centred, n_items)
     icc, k0, msb, msw = float(icc_a[0]), float(k0_a[0]), float(msb_a[0]), float(msw_a[0])
     if not np.isfinite(icc) or msb + msw <= 0:
         return undefined(
@@ -965,25 +1011,22 @@ def by_group(
             alpha=alpha,
         )
         pair_results = dict(zip(labels, found, strict=True))
+    score_results: dict[str, SplitHalf] = {}
+    if scores is not None:
+        item, rater, value = (np.asarray(a) for a in scores)
+        index = _index_array(item, "item")
+        if index.size and (index.min() < 0 or index.max() >= n_items):
+            raise ValueError("item index out of range [0, len(item_group))")
+        score_results = _scores_split_half_by_group(
+            item, rater, value, n_items, members, splits=splits, seed=seed, min_items=min_items
+        )
     out: dict[str, GroupReliability] = {}
     for label in labels:
         split_scores: SplitHalf | None = None
         k_rater: KRaterReliability | None = None
         if scores is not None:
-            item, rater, value = (np.asarray(a) for a in scores)
-            index = _index_array(item, "item")
-            if index.size and (index.min() < 0 or index.max() >= n_items):
-                raise ValueError("item index out of range [0, len(item_group))")
             rows = members[label][index]
-            split_scores = split_half_ranking_scores(
-                item[rows],
-                rater[rows],
-                value[rows],
-                n_items,
-                splits=splits,
-                seed=seed,
-                min_items=min_items,
-            )
+            split_scores = score_results[label]
             k_rater = k_rater_reliability(
                 item[rows],
                 rater[rows],
@@ -1003,4 +1046,45 @@ def by_group(
             scores=split_scores,
             k_rater=k_rater,
         )
+    return out
+
+
+def _scores_split_half_by_group(
+    item: np.ndarray,
+    rater: np.ndarray,
+    value: np.ndarray,
+    n_items: int,
+    members: dict[str, BoolArray],
+    *,
+    splits: int,
+    seed: int,
+    min_items: int,
+) -> dict[str, SplitHalf]:
+    """``split_half_ranking_scores`` of each group's answers: counted once for the groups that
+    every rater answered in (usually all of them), one call per group for the others."""
+    _check_split_args(splits, min_items)
+    it, ra, va = _ratings(item, rater, value, n_items)
+    n_raters = int(ra.max()) + 1 if ra.size else 0
+    everyone = [
+        label
+        for label, items in members.items()
+        if (np.bincount(ra[items[it]], minlength=n_raters) > 0).all()
+    ]
+    found = _scores_split_half(
+        it, ra, va, n_items, [members[label] for label in everyone], splits, seed, min_items
+    )
+    out = dict(zip(everyone, found, strict=True))
+    index = _index_array(item, "item")
+    for label, items in members.items():
+        if label not in out:
+            rows = items[index]
+            out[label] = split_half_ranking_scores(
+                item[rows],
+                rater[rows],
+                value[rows],
+                n_items,
+                splits=splits,
+                seed=seed,
+                min_items=min_items,
+            )
     return out

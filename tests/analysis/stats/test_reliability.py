@@ -414,6 +414,31 @@ def test_by_group_scores_are_the_statistics_of_each_groups_answers() -> None:
         )
 
 
+def test_groups_counted_together_equal_each_groups_answers_alone() -> None:
+    """The split halves of the groups every rater answered in are counted once for all of
+    them; a group only some raters answered in is dealt on its own. Both equal one call per
+    group's answers exactly, unanswered questions (nan) included."""
+    item, rater, value = _scores(14, n_raters=30, share=0.7)
+    value[::17] = np.nan
+    codes = np.array(["a", "b", "c"])[np.arange(40) % 3]
+    # Group "c" only from the first ten raters: its halves are dealt from its own raters.
+    keep = (codes[item] != "c") | (rater < 10)
+    item, rater, value = item[keep], rater[keep], value[keep]
+    result = by_group(
+        codes, scores=(item, rater, value), splits=30, rounds=20, seed=3, draws=5, whole="all"
+    )
+    for label, items in (("a", codes == "a"), ("b", codes == "b"), ("c", codes == "c")):
+        rows = items[item]
+        assert result[label].scores == split_half_ranking_scores(
+            item[rows], rater[rows], value[rows], 40, splits=30, seed=3
+        )
+    assert result["c"].scores is not None
+    assert result["c"].scores.n_raters == 10
+    assert result["all"].scores == split_half_ranking_scores(
+        item, rater, value, 40, splits=30, seed=3
+    )
+
+
 def test_by_group_pairs_fit_every_pair_and_correlate_the_groups_items() -> None:
     # Every pair is one model's item against the other's: within-group pairs do not exist, so
     # only fits on all pairs can score a group.
