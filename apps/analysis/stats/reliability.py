@@ -162,7 +162,7 @@ on average ("too_few_ratings_per_item"), no within-item degrees of freedom or no
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -193,6 +193,8 @@ _TOL = 1e-6
 _BATCH_ELEMENTS = 2_000_000
 # Elements per (items x rounds) work array of the bootstrap: ~16 MB each.
 _BATCH_ELEMENTS = 2_000_000
+# A variance below this share of the sum of squares is rounding noise of a constant.
+_FLAT = 1e-10
 
 
 # ---------------------------------------------------------------------------------------------
@@ -767,36 +769,94 @@ def _empirical_krr(
     rng: np.random.Generator,
 ) -> list[tuple[float | None, int]]:
     """Wong & Paritosh's k-rater reliability for each k: (mean correlation or None, items)."""
+    everything = np.ones(n_items, dtype=bool)
+    return _empirical_krr_sets(it, va, n_items, ks, draws, min_items, rng, [everything])[0]
+
+
+def _empirical_krr_sets(
+    it: IntArray,
+    va: FloatArray,
+    n_items: int,
+    ks: Sequence[int],
+    draws: int,
+    min_items: int,
+    rng: np.random.Generator,
+    item_sets: list[BoolArray],
+) -> list[list[tuple[float | None, int]]]:
+    """``_empirical_krr`` of the items of each set, all read from the same random orders.
+
+    Each item's ratings are shuffled once per draw, whatever set it is read in: the sets of
+    ``by_group`` (the study and each of its groups) then cost one shuffle of the study's
+    ratings instead of two. A set holding every item gets exactly ``_empirical_krr``."""
     counts = np.bincount(it, minlength=n_items)
-    eligible = [np.flatnonzero(counts >= 2 * k) for k in ks]
-    active = [e.size >= min_items for e in eligible]
-    sums: list[list[float]] = [[] for _ in ks]
-    if any(active):
-        used = [k for k, on in zip(ks, active, strict=True) if on]
-        for blocks in _shuffled_blocks(it, va, counts, 2 * min(used), draws, rng):
+    eligible = [[np.flatnonzero((counts >= 2 * k) & items) for k in ks] for items in item_sets]
+    active = [[e.size >= min_items for e in by_k] for by_k in eligible]
+    sums: list[list[list[float]]] = [[[] for _ in ks] for _ in item_sets]
+    used = [k for on_k in active for k, on in zip(ks, on_k, strict=True) if on]
+    if used:
+        fewest = 2 * min(used)
+        classes = _count_classes(counts, fewest)
+        # Per k: the items of the tables that reach 2k ratings, in the tables' order, as one
+        # 0/1 column per set that k is estimated for.
+        layouts: list[tuple[list[int], FloatArray, FloatArray] | None] = []
+        for j, k in enumerate(ks):
+            sets_k = [s for s in range(len(item_sets)) if active[s][j]]
+            if not sets_k:
+                layouts.append(None)
+                continue
+            order = np.concatenate([m for m in classes if counts[m[0]] >= 2 * k])
+            weights = np.stack([item_sets[s][order] for s in sets_k], axis=1).astype(np.float64)
+            layouts.append((sets_k, weights, weights.sum(axis=0)))
+        # Centred ratings keep the moments below accurate whatever the scale's location.
+        centred = va - va.mean()
+        for blocks in _shuffled_blocks(it, centred, counts, fewest, draws, rng):
             # Running sums along each item's random order: the sum of its first k ratings and
             # of the next k for every k, without a pass over the ratings per k.
             running = [np.cumsum(block, axis=2) for block in blocks]
+            r = running[0].shape[0]
             for j, k in enumerate(ks):
-                if not active[j]:
+                layout = layouts[j]
+                if layout is None:
                     continue
+                sets_k, weights, n = layout
                 # The first 2k of a random order of each eligible item's ratings: two random
                 # disjoint sets of k raters, their means a and b (a common factor 1/k is left
                 # out: a correlation does not see it).
-                rows = [total for total in running if total.shape[2] >= 2 * k]
-                a = np.concatenate([total[:, :, k - 1] for total in rows], axis=1)
-                b = np.concatenate([total[:, :, 2 * k - 1] for total in rows], axis=1) - a
-                a = a - a.mean(axis=1, keepdims=True)
-                b = b - b.mean(axis=1, keepdims=True)
-                den = np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
-                num = (a * b).sum(axis=1)
-                ok = den > 0
-                sums[j].extend((num[ok] / den[ok]).tolist())
-    results: list[tuple[float | None, int]] = []
-    for j, e in enumerate(eligible):
-        value = float(np.mean(sums[j])) if active[j] and sums[j] else None
-        results.append((value, int(e.size) if active[j] else 0))
+                reached = [total for total in running if total.shape[2] >= 2 * k]
+                a = np.concatenate([total[:, :, k - 1] for total in reached], axis=1)
+                b = np.concatenate([total[:, :, 2 * k - 1] for total in reached], axis=1)
+                b -= a
+                # Every set's sums of a, b, a^2, b^2 and ab in one product with its columns:
+                # one pass over the draws for the study and all its groups.
+                stacked = np.stack([a, b, a * a, b * b, a * b]).reshape(5 * r, -1)
+                sa, sb, saa, sbb, sab = (stacked @ weights).reshape(5, r, len(sets_k))
+                var_a = saa - sa * sa / n
+                var_b = sbb - sb * sb / n
+                cov = sab - sa * sb / n
+                # A side constant over the set's items has no correlation (the moments leave
+                # rounding noise there, not an exact 0).
+                ok = (var_a > _FLAT * saa) & (var_b > _FLAT * sbb)
+                rho = cov / np.sqrt(np.where(ok, var_a * var_b, 1.0))
+                for column, s in enumerate(sets_k):
+                    sums[s][j].extend(rho[ok[:, column], column].tolist())
+    results: list[list[tuple[float | None, int]]] = []
+    for s, by_k in enumerate(eligible):
+        results.append(
+            [
+                (
+                    float(np.mean(sums[s][j])) if active[s][j] and sums[s][j] else None,
+                    int(e.size) if active[s][j] else 0,
+                )
+                for j, e in enumerate(by_k)
+            ]
+        )
     return results
+
+
+def _count_classes(counts: IntArray, fewest: int) -> list[IntArray]:
+    """The items with at least ``fewest`` ratings, grouped by their number of ratings (fewest
+    first): the rows of ``_shuffled_blocks``' tables, in order."""
+    return [np.flatnonzero(counts == c) for c in np.unique(counts[counts >= fewest]).tolist()]
 
 
 def _shuffled_blocks(
@@ -817,9 +877,8 @@ def _shuffled_blocks(
     start = np.concatenate(([0], np.cumsum(counts)))[:-1]
     ordered = va[order]
     tables = [
-        ordered[start[items][:, None] + np.arange(c)]
-        for c in np.unique(counts[counts >= fewest]).tolist()
-        for items in [np.flatnonzero(counts == c)]
+        ordered[start[items][:, None] + np.arange(counts[items[0]])]
+        for items in _count_classes(counts, fewest)
     ]
     size = sum(table.size for table in tables)
     chunk = max(1, _BATCH_ELEMENTS // max(size, 1))
@@ -844,20 +903,84 @@ def k_rater_reliability(
 ) -> KRaterReliability:
     """ICC(1) and ICC(1,k) with rater-clustered bootstrap intervals, and the empirical k-rater
     reliability (see the module docstring for the estimand and the undefined cases)."""
-    if rounds < 1:
-        raise ValueError("rounds must be >= 1")
-    if draws < 1:
-        raise ValueError("draws must be >= 1")
-    if not 0.0 < level < 1.0:
-        raise ValueError("level must be in (0, 1)")
-    if interval not in INTERVALS:
-        raise ValueError(f"interval must be one of {INTERVALS}")
-    ks = tuple(int(k) for k in ks)
-    if any(k < 1 for k in ks):
-        raise ValueError("every k must be >= 1")
-    if empirical_min_items < 3:
-        raise ValueError("empirical_min_items must be >= 3")
+    options = _KRaterOptions.checked(ks, rounds, seed, level, interval, draws, empirical_min_items)
     it, ra, va = _ratings(item, rater, value, n_items)
+    rng = np.random.default_rng(seed)
+    found = _k_rater_without_empirical(it, ra, va, n_items, options, rng)
+    if found.reason is not None:
+        return found
+    empirical = _empirical_krr(it, va, n_items, options.ks, draws, options.empirical_min_items, rng)
+    return _with_empirical(found, empirical)
+
+
+@dataclass(frozen=True)
+class _KRaterOptions:
+    ks: tuple[int, ...]
+    rounds: int
+    seed: int
+    level: float
+    interval: str
+    draws: int
+    empirical_min_items: int
+
+    @classmethod
+    def checked(
+        cls,
+        ks: Sequence[int],
+        rounds: int,
+        seed: int,
+        level: float,
+        interval: str,
+        draws: int,
+        empirical_min_items: int,
+    ) -> _KRaterOptions:
+        if rounds < 1:
+            raise ValueError("rounds must be >= 1")
+        if draws < 1:
+            raise ValueError("draws must be >= 1")
+        if not 0.0 < level < 1.0:
+            raise ValueError("level must be in (0, 1)")
+        if interval not in INTERVALS:
+            raise ValueError(f"interval must be one of {INTERVALS}")
+        as_ints = tuple(int(k) for k in ks)
+        if any(k < 1 for k in as_ints):
+            raise ValueError("every k must be >= 1")
+        if empirical_min_items < 3:
+            raise ValueError("empirical_min_items must be >= 3")
+        return cls(as_ints, rounds, seed, level, interval, draws, empirical_min_items)
+
+
+def _with_empirical(
+    found: KRaterReliability, empirical: list[tuple[float | None, int]]
+) -> KRaterReliability:
+    """``found`` with the empirical k-rater reliability of each of its k."""
+    return replace(
+        found,
+        by_k=tuple(
+            replace(at_k, empirical=value, empirical_items=items)
+            for at_k, (value, items) in zip(found.by_k, empirical, strict=True)
+        ),
+    )
+
+
+def _k_rater_without_empirical(
+    it: IntArray,
+    ra: IntArray,
+    va: FloatArray,
+    n_items: int,
+    options: _KRaterOptions,
+    rng: np.random.Generator,
+) -> KRaterReliability:
+    """``k_rater_reliability`` of checked ratings, its empirical part left empty; the
+    bootstrap draws from ``rng`` (and the empirical part from it next)."""
+    ks, rounds, seed, level, interval, draws = (
+        options.ks,
+        options.rounds,
+        options.seed,
+        options.level,
+        options.interval,
+        options.draws,
+    )
     n_raters = int(ra.max()) + 1 if ra.size else 0
     counts = np.bincount(it, minlength=n_items)
     rated = int((counts > 0).sum())
@@ -908,7 +1031,6 @@ def k_rater_reliability(
             ms_within=msw if np.isfinite(msw) else None,
         )
 
-    rng = np.random.default_rng(seed)
     boot = _bootstrap_icc(it, ra, va, n_items, n_raters, rounds, rng, centre=True)
     finite = boot[np.isfinite(boot)]
     failed = int(rounds - finite.size)
@@ -920,24 +1042,23 @@ def k_rater_reliability(
     if finite.size:
         lo, hi = (float(x) for x in np.quantile(finite, [tail, 1.0 - tail]))
 
-    def at(k: float, empirical: float | None = None, empirical_items: int = 0) -> KRater:
+    def at(k: float) -> KRater:
         return KRater(
             k=k,
             value=spearman_brown(max(icc, 0.0), k),
             ci_low=None if lo is None else spearman_brown(max(lo, 0.0), k),
             ci_high=None if hi is None else spearman_brown(max(hi, 0.0), k),
-            empirical=empirical,
-            empirical_items=empirical_items,
+            empirical=None,
+            empirical_items=0,
         )
 
-    empirical = _empirical_krr(it, va, n_items, ks, draws, empirical_min_items, rng)
     return KRaterReliability(
         icc=icc,
         icc_ci_low=lo,
         icc_ci_high=hi,
         k_mean=float(k_mean),
         at_mean=at(float(k_mean)),
-        by_k=tuple(at(float(k), e, n) for k, (e, n) in zip(ks, empirical, strict=True)),
+        by_k=tuple(at(float(k)) for k in ks),
         k0=k0,
         ms_between=msb,
         ms_within=msw,
@@ -1012,6 +1133,7 @@ def by_group(
         )
         pair_results = dict(zip(labels, found, strict=True))
     score_results: dict[str, SplitHalf] = {}
+    k_results: dict[str, KRaterReliability] = {}
     if scores is not None:
         item, rater, value = (np.asarray(a) for a in scores)
         index = _index_array(item, "item")
@@ -1020,33 +1142,82 @@ def by_group(
         score_results = _scores_split_half_by_group(
             item, rater, value, n_items, members, splits=splits, seed=seed, min_items=min_items
         )
-    out: dict[str, GroupReliability] = {}
-    for label in labels:
-        split_scores: SplitHalf | None = None
-        k_rater: KRaterReliability | None = None
-        if scores is not None:
-            rows = members[label][index]
-            split_scores = score_results[label]
-            k_rater = k_rater_reliability(
-                item[rows],
-                rater[rows],
-                value[rows],
-                n_items,
-                ks=ks,
-                rounds=rounds,
-                seed=seed,
-                level=level,
-                interval=interval,
-                draws=draws,
-            )
-        out[label] = GroupReliability(
+        options = _KRaterOptions.checked(
+            ks, rounds, seed, level, interval, draws, MIN_EMPIRICAL_ITEMS
+        )
+        k_results = _k_rater_by_group(item, rater, value, n_items, members, whole, options)
+    return {
+        label: GroupReliability(
             group=label,
             n_items=int(members[label].sum()),
             pairs=pair_results.get(label),
-            scores=split_scores,
-            k_rater=k_rater,
+            scores=score_results.get(label),
+            k_rater=k_results.get(label),
         )
-    return out
+        for label in labels
+    }
+
+
+def _k_rater_by_group(
+    item: np.ndarray,
+    rater: np.ndarray,
+    value: np.ndarray,
+    n_items: int,
+    members: dict[str, BoolArray],
+    whole: str | None,
+    options: _KRaterOptions,
+) -> dict[str, KRaterReliability]:
+    """``k_rater_reliability`` of each group's answers; beside the whole study, the groups'
+    empirical k-rater reliability is read from the study's random orders.
+
+    Each group's ICC and interval are those of its answers alone. The empirical part shuffles
+    every item's ratings once per draw for the study and reads each group's items from the
+    same orders: each group's value is still the mean over ``draws`` independent draws of its
+    items' ratings (it differs from a call on the group's answers alone only by Monte Carlo
+    error), and the shuffles, the largest part of the statistic's time, are not done twice.
+    The whole study's result equals ``k_rater_reliability`` of all the answers exactly.
+    """
+    index = _index_array(item, "item")
+
+    def alone(label: str, *, empirical: bool) -> KRaterReliability:
+        rows = members[label][index]
+        it, ra, va = _ratings(item[rows], rater[rows], value[rows], n_items)
+        rng = np.random.default_rng(options.seed)
+        found = _k_rater_without_empirical(it, ra, va, n_items, options, rng)
+        if found.reason is not None or not empirical:
+            return found
+        drawn = _empirical_krr(
+            it, va, n_items, options.ks, options.draws, options.empirical_min_items, rng
+        )
+        return _with_empirical(found, drawn)
+
+    if whole is None:
+        return {label: alone(label, empirical=True) for label in members}
+    it, ra, va = _ratings(item, rater, value, n_items)
+    rng = np.random.default_rng(options.seed)
+    study = _k_rater_without_empirical(it, ra, va, n_items, options, rng)
+    if study.reason is not None:
+        # No study-wide draws to share (the study's own statistic is undefined): each group
+        # draws its own, as a call on its answers alone does.
+        return {
+            label: study if label == whole else alone(label, empirical=True) for label in members
+        }
+    found = {label: study if label == whole else alone(label, empirical=False) for label in members}
+    labels = list(members)
+    empirical = _empirical_krr_sets(
+        it,
+        va,
+        n_items,
+        options.ks,
+        options.draws,
+        options.empirical_min_items,
+        rng,
+        [members[label] for label in labels],
+    )
+    return {
+        label: found[label] if found[label].reason is not None else _with_empirical(found[label], e)
+        for label, e in zip(labels, empirical, strict=True)
+    }
 
 
 def _scores_split_half_by_group(

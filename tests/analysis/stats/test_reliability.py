@@ -439,6 +439,55 @@ def test_groups_counted_together_equal_each_groups_answers_alone() -> None:
     )
 
 
+def test_beside_the_study_the_groups_read_its_random_orders(monkeypatch) -> None:
+    """With the whole study asked for, the ratings are shuffled once per draw for the study
+    and all its groups. Each group's ICC and interval are still those of its answers alone;
+    its empirical k-rater reliability is another Monte Carlo draw of the same estimand (within
+    its Monte Carlo error of the group's own draws); the study's equals a call on all answers."""
+    from apps.analysis.stats import reliability
+
+    item, rater, value = _scores(21, n_items=90, n_raters=40, share=0.5)
+    codes = np.array(["a", "b", "c"])[np.arange(90) % 3]
+    shuffles = []
+    real = reliability._shuffled_blocks
+
+    def counted(*args, **kwargs):
+        shuffles.append(args[3])
+        yield from real(*args, **kwargs)
+
+    monkeypatch.setattr(reliability, "_shuffled_blocks", counted)
+    options = {"splits": 10, "rounds": 50, "seed": 8, "ks": (1, 3, 5)}
+    found = by_group(codes, scores=(item, rater, value), whole="all", **options)
+    assert len(shuffles) == 1
+    study = k_rater_reliability(item, rater, value, 90, rounds=50, seed=8, ks=(1, 3, 5))
+    assert found["all"].k_rater == study
+    for code in "abc":
+        rows = codes[item] == code
+        alone = k_rater_reliability(
+            item[rows], rater[rows], value[rows], 90, rounds=50, seed=8, ks=(1, 3, 5)
+        )
+        group = found[code].k_rater
+        assert group is not None
+        assert group.icc == alone.icc
+        assert (group.icc_ci_low, group.icc_ci_high) == (alone.icc_ci_low, alone.icc_ci_high)
+        for mine, theirs in zip(group.by_k, alone.by_k, strict=True):
+            assert mine.value == theirs.value
+            assert mine.empirical_items == theirs.empirical_items == 30
+            assert mine.empirical is not None
+            assert theirs.empirical is not None
+            # 200 draws of a correlation over 30 items: Monte Carlo sd below 0.015 each.
+            assert mine.empirical != theirs.empirical
+            assert abs(mine.empirical - theirs.empirical) < 0.07
+
+
+def test_a_group_of_every_item_reads_the_studys_empirical_value_exactly() -> None:
+    item, rater, value = _scores(22, n_items=30, n_raters=40, share=0.6)
+    found = by_group(
+        np.array(["only"] * 30), scores=(item, rater, value), whole="all", rounds=30, seed=4
+    )
+    assert found["only"].k_rater == found["all"].k_rater
+
+
 def test_by_group_pairs_fit_every_pair_and_correlate_the_groups_items() -> None:
     # Every pair is one model's item against the other's: within-group pairs do not exist, so
     # only fits on all pairs can score a group.
