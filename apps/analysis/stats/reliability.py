@@ -38,7 +38,10 @@ ks=DEFAULT_KS, level=0.95, interval="expanded", draws=200, min_items=MIN_ITEMS,
 alpha=DEFAULT_ALPHA) -> dict[str, GroupReliability]``
     Both statistics for the items of each group code (e.g. the model that wrote the item).
     ``scores`` is ``(item, rater, value)`` of one question, ``pairs`` is ``(left, right,
-    winner_is_left, rater)``. A single code for every item gives the study as a whole.
+    winner_is_left, rater)``. A single code for every item gives the study as a whole;
+    ``whole=LABEL`` adds the study beside its groups, and then the groups' empirical k-rater
+    reliability is read from the study's random orders of each item's ratings (the rest of
+    each group's numbers are those of its answers alone).
 
 Items and raters are integer indices (as in ``StudyInputs``); values are floats, and a nan
 value (an unanswered question) is dropped. One rating per (rater, item) and question.
@@ -299,13 +302,22 @@ def _ratings(
         raise ValueError("values must be finite (nan marks a missing answer)")
     if it.size and (it.min() < 0 or it.max() >= n_items):
         raise ValueError("item index out of range [0, n_items)")
-    _, ra = np.unique(ra, return_inverse=True)
-    ra = ra.astype(np.int64)
+    ra = _relabelled(ra)
     if it.size > 1:
         key = it * (int(ra.max()) + 1) + ra
         if np.unique(key).size != key.size:
             raise ValueError("a rater rated an item more than once; one rating per rater and item")
     return it, ra, va
+
+
+def _relabelled(ra: IntArray) -> IntArray:
+    """Raters numbered 0..R-1 in the order of their labels (``np.unique``'s inverse)."""
+    if ra.size and ra.min() >= 0 and ra.max() < 4 * ra.size + 1024:
+        # Indices as StudyInputs numbers them: a count per label is a linear-time unique.
+        present = np.bincount(ra) > 0
+        return (np.cumsum(present) - 1)[ra]
+    _, inverse = np.unique(ra, return_inverse=True)
+    return inverse.astype(np.int64).reshape(-1)
 
 
 def _check_split_args(splits: int, min_items: int) -> None:
@@ -323,7 +335,8 @@ def _check_split_args(splits: int, min_items: int) -> None:
 def _group_ranks(groups: IntArray, values: FloatArray, n_groups: int) -> FloatArray:
     """Average ranks (ties share their mean rank) of ``values`` within each group, centred on
     the group's mean rank."""
-    order = np.lexsort((values, groups))
+    # One group (the scores' correlation): a stable sort of the values is the same order.
+    order = np.argsort(values, kind="stable") if n_groups == 1 else np.lexsort((values, groups))
     g, v = groups[order], values[order]
     new_run = np.ones(g.size, dtype=bool)
     new_run[1:] = (g[1:] != g[:-1]) | (v[1:] != v[:-1])
@@ -1100,7 +1113,8 @@ def by_group(
 
     ``whole``: also the whole study under this label, from the same rater splits and the same
     pair fits (each split's two Bradley-Terry fits are the expensive part, so sharing them
-    halves the cost of asking for the study and its groups).
+    halves the cost of asking for the study and its groups), and the same shuffles of each
+    item's ratings for the empirical k-rater reliability (see ``_k_rater_by_group``).
 
     ``item_group`` holds one code per item (its length is the number of items). Scorecard
     statistics use the group's answers only. The pairs' split-half fits use every pair (an
@@ -1177,23 +1191,23 @@ def _k_rater_by_group(
     error), and the shuffles, the largest part of the statistic's time, are not done twice.
     The whole study's result equals ``k_rater_reliability`` of all the answers exactly.
     """
-    index = _index_array(item, "item")
+    it, ra, va = _ratings(item, rater, value, n_items)
 
     def alone(label: str, *, empirical: bool) -> KRaterReliability:
-        rows = members[label][index]
-        it, ra, va = _ratings(item[rows], rater[rows], value[rows], n_items)
+        # The group's rows of the checked ratings are what _ratings gives for its answers.
+        rows = members[label][it]
+        g_it, g_ra, g_va = it[rows], _relabelled(ra[rows]), va[rows]
         rng = np.random.default_rng(options.seed)
-        found = _k_rater_without_empirical(it, ra, va, n_items, options, rng)
+        found = _k_rater_without_empirical(g_it, g_ra, g_va, n_items, options, rng)
         if found.reason is not None or not empirical:
             return found
         drawn = _empirical_krr(
-            it, va, n_items, options.ks, options.draws, options.empirical_min_items, rng
+            g_it, g_va, n_items, options.ks, options.draws, options.empirical_min_items, rng
         )
         return _with_empirical(found, drawn)
 
     if whole is None:
         return {label: alone(label, empirical=True) for label in members}
-    it, ra, va = _ratings(item, rater, value, n_items)
     rng = np.random.default_rng(options.seed)
     study = _k_rater_without_empirical(it, ra, va, n_items, options, rng)
     if study.reason is not None:
