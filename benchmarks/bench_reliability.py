@@ -33,12 +33,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np
 
 from apps.analysis.stats import reliability
+
+ROOT = Path(__file__).resolve().parents[1]
 
 KS = (1, 3, 5, 10, 15, 20)
 
@@ -54,7 +55,8 @@ def earlier(rev: str) -> ModuleType:
     path = Path(tempfile.mkdtemp()) / "reliability_before.py"
     path.write_text(source, encoding="utf-8")
     spec = importlib.util.spec_from_file_location("reliability_before", path)
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
