@@ -208,9 +208,17 @@ def unordered_scorecards(queryset: QuerySet[ScoreResponse]) -> QuerySet[ScoreRes
     submission time or a time into the session. The import stores the moment of the import as
     both their submission and creation time (apps/judgments/services.py), so the two are equal
     only there."""
-    return queryset.filter(
-        origin=Origin.IMPORTED, seconds_into_session__isnull=True, submitted_at=F("created_at")
-    )
+    return queryset.filter(_UNORDERED)
+
+
+def ordered_scorecards(queryset: QuerySet[ScoreResponse]) -> QuerySet[ScoreResponse]:
+    """The scorecards whose place in their rater's sequence is known (the rest of them)."""
+    return queryset.exclude(_UNORDERED)
+
+
+_UNORDERED = Q(
+    origin=Origin.IMPORTED, seconds_into_session__isnull=True, submitted_at=F("created_at")
+)
 
 
 def _straight_lining(study: Study, raters: dict[int, RaterQuality]) -> None:
@@ -221,8 +229,10 @@ def _straight_lining(study: Study, raters: dict[int, RaterQuality]) -> None:
     if not scale:
         return
     # Filters written so that both SQLite and PostgreSQL walk the study's raters through their
-    # indexes instead of visiting every judgment of the study's index in random order.
-    responses = ScoreResponse.objects.filter(rater__study=study)
+    # indexes instead of visiting every judgment of the study's index in random order. A run
+    # needs the order the rater answered in: scorecards without one never join a run nor
+    # count, so they are not read at all (an import without times is all of them).
+    responses = ordered_scorecards(ScoreResponse.objects.filter(rater__study=study))
     uniform = dict(
         ScoreAnswer.objects.filter(response_id__in=responses.values("pk"))
         .exclude(question_id__in=others)
@@ -232,15 +242,11 @@ def _straight_lining(study: Study, raters: dict[int, RaterQuality]) -> None:
         .filter(lo=F("hi"), k=len(scale))
         .values_list("response_id", "lo")
     )
-    # A run needs the order the rater answered in: scorecards without one never join a run.
-    unordered = set(unordered_scorecards(responses).values_list("pk", flat=True))
     cards = responses.order_by(
         "rater_id", "submitted_at", "seconds_into_session", "pk"
     ).values_list("rater_id", "pk")
     current, run, value = None, 0, None
     for rater, card in cards:
-        if card in unordered:
-            continue
         if rater != current:
             current, run, value = rater, 0, None
         quality = raters.get(rater)
