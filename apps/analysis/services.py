@@ -249,7 +249,9 @@ def study_aggregate(
     payload["software"] = software_versions()
     computed_at = timezone.now()
     with transaction.atomic():
-        result, _ = StudyResult.objects.update_or_create(
+        # The stored document is replaced whole: reading (and decoding) it first is waste, tens
+        # of megabytes on a large study.
+        result, _ = StudyResult.objects.defer("payload").update_or_create(
             study=study,
             defaults={
                 "payload": payload,

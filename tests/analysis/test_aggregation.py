@@ -110,6 +110,23 @@ def test_rerunning_gives_identical_results_and_changes_no_judgment(demo_study):
     assert _raw_fingerprint() == before
 
 
+def test_a_new_run_replaces_the_stored_document_without_reading_it(demo_study):
+    first = study_aggregate(study=demo_study, rounds=50)
+    with CaptureQueriesContext(connection) as queries:
+        second = study_aggregate(study=demo_study, rounds=60)
+    reads = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].lstrip().upper().startswith("SELECT") and "analysis_studyresult" in q["sql"]
+    ]
+    assert reads, "the run looks its result row up"
+    assert not any('"payload"' in sql for sql in reads)
+    assert second.pk == first.pk
+    stored = StudyResult.objects.get(pk=first.pk)
+    assert stored.rounds == 60
+    assert stored.payload == second.payload
+
+
 def test_another_seed_changes_intervals_not_estimates(demo_study):
     a = study_aggregate(study=demo_study, rounds=50, seed=1).payload
     b = study_aggregate(study=demo_study, rounds=50, seed=2).payload
