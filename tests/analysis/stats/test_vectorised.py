@@ -196,3 +196,18 @@ def test_per_rater_sums_give_the_same_intervals_as_the_ratings_themselves():
         assert np.allclose(low, low2)
         assert np.allclose(high, high2)
         assert np.array_equal(2 * n, n2)
+
+
+def test_item_intervals_in_one_pass_equal_one_by_one() -> None:
+    """The per-item loop reads intervals converted in one pass: the same JSON as `_interval`
+    of each row, nan and infinities as None, counts as integers."""
+    from apps.analysis.stats.report import _interval, _intervals
+
+    estimate = np.array([0.5, np.nan, 2.0, np.inf], dtype=np.float32)
+    low = np.array([0.1, np.nan, -np.inf, 1.0])
+    high = np.array([0.9, np.nan, 3.0, 2.0])
+    n = np.array([4.0, 0.0, 7.0, 2.0])
+    rows = _intervals(estimate, low, high, n)
+    assert rows == [_interval(estimate[i], low[i], high[i], int(n[i])) for i in range(4)]
+    assert rows[1] == {"value": None, "ci_low": None, "ci_high": None, "n": 0}
+    assert all(type(row["n"]) is int for row in rows)
