@@ -105,6 +105,10 @@ def _check(value: Any, max_depth: int) -> None:
                 stack.append((child, _join(path, key), depth + 1))
 
 
+# One decoder for every call: json.loads with hooks builds a new one each time, which took
+# as long as parsing a line of a large import.
+_DECODER = json.JSONDecoder(parse_constant=_constant, parse_float=_float, parse_int=_int)
+
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
 
@@ -137,9 +141,12 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
             ) from None
     if too_deep(text, max_depth):
         raise JsonRejected(_too_deep(max_depth))
+    if text.startswith("\ufeff"):
+        # As json.loads says of a str (bytes lose their mark above).
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
     made = _Bad.made
     try:
-        value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+        value = _DECODER.decode(text)
     except RecursionError:
         raise JsonRejected(_too_deep(max_depth)) from None
     except json.JSONDecodeError:

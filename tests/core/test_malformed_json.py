@@ -67,6 +67,18 @@ def test_numbers_at_the_limits_are_judged_alike_with_or_without_an_exponent_in_s
     }
 
 
+def test_the_shared_decoder_parses_as_json_loads_does() -> None:
+    """One decoder serves every call (json.loads with hooks built one per call): the same
+    values, the same refusals, a str's byte-order mark refused as json.loads refuses it."""
+    for text in ('{"a": [1, -2.5e-3, "x1e5", {"b": null}]}', '"\\u00e9"', "[]", "0"):
+        assert jsonsafe.loads(text) == json.loads(text)
+    assert jsonsafe.loads(b"\xef\xbb\xbf{}") == {}
+    with pytest.raises(json.JSONDecodeError, match="BOM"):
+        jsonsafe.loads("\ufeff{}")
+    with pytest.raises(json.JSONDecodeError):
+        jsonsafe.loads('{"a": }')
+
+
 @pytest.fixture
 def rater():
     study = StudyFactory(
