@@ -75,8 +75,14 @@ def test_the_shared_decoder_parses_as_json_loads_does() -> None:
     assert jsonsafe.loads(b"\xef\xbb\xbf{}") == {}
     with pytest.raises(json.JSONDecodeError, match="BOM"):
         jsonsafe.loads("\ufeff{}")
-    with pytest.raises(json.JSONDecodeError):
-        jsonsafe.loads('{"a": }')
+    for bad in ('{"a": }', '{"a": 1} x', "{} {}", ' {"a": 1} ]', "", "  "):
+        with pytest.raises(json.JSONDecodeError) as ours:
+            jsonsafe.loads(bad)
+        with pytest.raises(json.JSONDecodeError) as theirs:
+            json.loads(bad)
+        assert (ours.value.msg, ours.value.colno) == (theirs.value.msg, theirs.value.colno), bad
+    for spaced in (' {"a": 1}', '{"a": 1}\t', "\n[1]\r"):
+        assert jsonsafe.loads(spaced) == json.loads(spaced)
 
 
 @pytest.fixture
