@@ -430,6 +430,45 @@ def _summary(
     )
 
 
+class _Tally:
+    """Each item set's correlations over the splits, and why a split was unusable."""
+
+    def __init__(self, n_sets: int) -> None:
+        self.rhos: list[list[float]] = [[] for _ in range(n_sets)]
+        self.used: list[list[int]] = [[] for _ in range(n_sets)]
+        self.failures: list[list[str]] = [[] for _ in range(n_sets)]
+
+    def split(
+        self,
+        a: FloatArray,
+        b: FloatArray,
+        group: IntArray,
+        both: BoolArray,
+        item_sets: list[BoolArray],
+        min_items: int,
+    ) -> None:
+        """One split's two boards ``a`` and ``b`` over all items, correlated within each set
+        on its items seen in both halves."""
+        for k, items in enumerate(item_sets):
+            idx = np.flatnonzero(both & items)
+            rho, n, why = _grouped_spearman(a[idx], b[idx], group[idx], min_items)
+            if why is None:
+                self.rhos[k].append(rho)
+                self.used[k].append(n)
+            else:
+                self.failures[k].append(why)
+
+    def summaries(
+        self, kind: str, *, splits: int, seed: int, n_raters: list[int]
+    ) -> list[SplitHalf]:
+        return [
+            _summary(kind, rhos, used, failures, splits=splits, seed=seed, n_raters=raters)
+            for rhos, used, failures, raters in zip(
+                self.rhos, self.used, self.failures, n_raters, strict=True
+            )
+        ]
+
+
 def _half_masks(rng: np.random.Generator, n_raters: int, splits: int) -> BoolArray:
     """(splits, n_raters): True for the raters of half A in each split."""
     halves = np.zeros((splits, n_raters), dtype=bool)
@@ -522,9 +561,7 @@ def _pairs_split_half(
     n_raters = [
         int(np.unique(rr[items[lt] | items[rt]]).size) if rr.size else 0 for items in item_sets
     ]
-    rhos: list[list[float]] = [[] for _ in item_sets]
-    used: list[list[int]] = [[] for _ in item_sets]
-    failures: list[list[str]] = [[] for _ in item_sets]
+    tally = _Tally(len(item_sets))
     if n_all >= MIN_RATERS and max(n_raters, default=0) >= MIN_RATERS:
         halves = _half_masks(np.random.default_rng(seed), n_all, splits)
         scores_a, scores_b = _half_fits(winners, losers, rr, n_items, halves, alpha=alpha)
@@ -543,20 +580,8 @@ def _pairs_split_half(
             (a_scores, a_comp, _), (b_scores, b_comp, b_n) = fits
             # One label per (component in half A, component in half B).
             group = a_comp * (b_n + 1) + b_comp
-            for k, items in enumerate(item_sets):
-                idx = np.flatnonzero(both & items)
-                rho, n, why = _grouped_spearman(a_scores[idx], b_scores[idx], group[idx], min_items)
-                if why is None:
-                    rhos[k].append(rho)
-                    used[k].append(n)
-                else:
-                    failures[k].append(why)
-    return [
-        _summary(
-            "pairs", rhos[k], used[k], failures[k], splits=splits, seed=seed, n_raters=n_raters[k]
-        )
-        for k in range(len(item_sets))
-    ]
+            tally.split(a_scores, b_scores, group, both, item_sets, min_items)
+    return tally.summaries("pairs", splits=splits, seed=seed, n_raters=n_raters)
 
 
 def split_half_ranking_pairs(
@@ -624,9 +649,7 @@ def _scores_split_half(
     ratings exactly (``tests/analysis/stats/test_reliability.py``).
     """
     n_raters = int(ra.max()) + 1 if ra.size else 0
-    rhos: list[list[float]] = [[] for _ in item_sets]
-    used: list[list[int]] = [[] for _ in item_sets]
-    failures: list[list[str]] = [[] for _ in item_sets]
+    tally = _Tally(len(item_sets))
     if n_raters >= MIN_RATERS:
         halves = _half_masks(np.random.default_rng(seed), n_raters, splits)
         single = np.zeros(n_items, dtype=np.int64)
@@ -638,22 +661,8 @@ def _scores_split_half(
             total = np.bincount(key, weights=va, minlength=2 * n_items).reshape(2, n_items)
             means = total / np.maximum(count, 1)
             both = (count[0] > 0) & (count[1] > 0)
-            for k, items in enumerate(item_sets):
-                idx = np.flatnonzero(both & items)
-                rho, n, why = _grouped_spearman(
-                    means[0][idx], means[1][idx], single[idx], min_items
-                )
-                if why is None:
-                    rhos[k].append(rho)
-                    used[k].append(n)
-                else:
-                    failures[k].append(why)
-    return [
-        _summary(
-            "scores", rhos[k], used[k], failures[k], splits=splits, seed=seed, n_raters=n_raters
-        )
-        for k in range(len(item_sets))
-    ]
+            tally.split(means[0], means[1], single, both, item_sets, min_items)
+    return tally.summaries("scores", splits=splits, seed=seed, n_raters=[n_raters] * len(item_sets))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -780,27 +789,17 @@ def _empirical_krr(
     draws: int,
     min_items: int,
     rng: np.random.Generator,
-) -> list[tuple[float | None, int]]:
-    """Wong & Paritosh's k-rater reliability for each k: (mean correlation or None, items)."""
-    everything = np.ones(n_items, dtype=bool)
-    return _empirical_krr_sets(it, va, n_items, ks, draws, min_items, rng, [everything])[0]
-
-
-def _empirical_krr_sets(
-    it: IntArray,
-    va: FloatArray,
-    n_items: int,
-    ks: Sequence[int],
-    draws: int,
-    min_items: int,
-    rng: np.random.Generator,
-    item_sets: list[BoolArray],
+    item_sets: list[BoolArray] | None = None,
 ) -> list[list[tuple[float | None, int]]]:
-    """``_empirical_krr`` of the items of each set, all read from the same random orders.
+    """Wong & Paritosh's k-rater reliability for each k, (mean correlation or None, items), of
+    the items of each set (None: one set of every item), all read from the same random orders.
 
     Each item's ratings are shuffled once per draw, whatever set it is read in: the sets of
     ``by_group`` (the study and each of its groups) then cost one shuffle of the study's
-    ratings instead of two. A set holding every item gets exactly ``_empirical_krr``."""
+    ratings instead of two. A set of every item among them gets the values of a call with it
+    alone: the other sets' items are its own, so they add no shuffle."""
+    if item_sets is None:
+        item_sets = [np.ones(n_items, dtype=bool)]
     counts = np.bincount(it, minlength=n_items)
     eligible = [[np.flatnonzero((counts >= 2 * k) & items) for k in ks] for items in item_sets]
     active = [[e.size >= min_items for e in by_k] for by_k in eligible]
@@ -918,12 +917,21 @@ def k_rater_reliability(
     reliability (see the module docstring for the estimand and the undefined cases)."""
     options = _KRaterOptions.checked(ks, rounds, seed, level, interval, draws, empirical_min_items)
     it, ra, va = _ratings(item, rater, value, n_items)
-    rng = np.random.default_rng(seed)
+    return _k_rater_of(it, ra, va, n_items, options)
+
+
+def _k_rater_of(
+    it: IntArray, ra: IntArray, va: FloatArray, n_items: int, options: _KRaterOptions
+) -> KRaterReliability:
+    """``k_rater_reliability`` of checked ratings."""
+    rng = np.random.default_rng(options.seed)
     found = _k_rater_without_empirical(it, ra, va, n_items, options, rng)
     if found.reason is not None:
         return found
-    empirical = _empirical_krr(it, va, n_items, options.ks, draws, options.empirical_min_items, rng)
-    return _with_empirical(found, empirical)
+    empirical = _empirical_krr(
+        it, va, n_items, options.ks, options.draws, options.empirical_min_items, rng
+    )
+    return _with_empirical(found, empirical[0])
 
 
 @dataclass(frozen=True)
@@ -1197,14 +1205,10 @@ def _k_rater_by_group(
         # The group's rows of the checked ratings are what _ratings gives for its answers.
         rows = members[label][it]
         g_it, g_ra, g_va = it[rows], _relabelled(ra[rows]), va[rows]
+        if empirical:
+            return _k_rater_of(g_it, g_ra, g_va, n_items, options)
         rng = np.random.default_rng(options.seed)
-        found = _k_rater_without_empirical(g_it, g_ra, g_va, n_items, options, rng)
-        if found.reason is not None or not empirical:
-            return found
-        drawn = _empirical_krr(
-            g_it, g_va, n_items, options.ks, options.draws, options.empirical_min_items, rng
-        )
-        return _with_empirical(found, drawn)
+        return _k_rater_without_empirical(g_it, g_ra, g_va, n_items, options, rng)
 
     if whole is None:
         return {label: alone(label, empirical=True) for label in members}
@@ -1218,7 +1222,7 @@ def _k_rater_by_group(
         }
     found = {label: study if label == whole else alone(label, empirical=False) for label in members}
     labels = list(members)
-    empirical = _empirical_krr_sets(
+    empirical = _empirical_krr(
         it,
         va,
         n_items,
