@@ -26,6 +26,7 @@ import numpy.typing as npt
 from scipy import sparse
 
 from apps.analysis.stats.bootstrap import Interval, bootstrap_weighted_statistic
+from apps.analysis.stats.keys import distinct_pairs
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -692,7 +693,7 @@ def _raters_per_item_group(
     n_groups = int(group.max()) + 1 if group.size else 0
     out = np.zeros((n_items, n_groups), dtype=np.int64)
     if group.size:
-        pairs = np.unique(np.stack([item, rater]), axis=1)
+        pairs = distinct_pairs(item, rater)
         first_group = np.zeros(int(rater.max()) + 1, dtype=np.int64)
         first_group[rater] = group
         np.add.at(out, (pairs[0], first_group[pairs[1]]), 1)

@@ -39,6 +39,8 @@ import numpy as np
 from scipy import sparse
 from scipy.special import ndtr, ndtri
 
+from apps.analysis.stats.keys import distinct_pairs
+
 # Random numbers drawn per batch of rounds: bounds memory at ~16 MB per work array.
 _BATCH_ELEMENTS = 2_000_000
 
@@ -574,7 +576,7 @@ def grouped_proportion_ci(
     ones = np.bincount(g, weights=values, minlength=n_groups)
     unanimous = (n > 0) & ((ones == 0) | (ones == n))
     if clusters is not None:
-        pairs = np.unique(np.stack([g, np.asarray(clusters, dtype=np.int64)]), axis=1)
+        pairs = distinct_pairs(g, np.asarray(clusters, dtype=np.int64))
         n_eff = np.bincount(pairs[0], minlength=n_groups)
     else:
         n_eff = n

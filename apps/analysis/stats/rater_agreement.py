@@ -38,6 +38,8 @@ import numpy.typing as npt
 from scipy import sparse
 from scipy.special import stdtrit
 
+from apps.analysis.stats.keys import has_repeats
+
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
@@ -68,7 +70,7 @@ def _long_form(
     item_a, rater_a, value_a = item_a[keep], rater_a[keep], value_a[keep]
     if item_a.size > 1:
         key = item_a.astype(np.int64) * (int(rater_a.max()) + 1) + rater_a.astype(np.int64)
-        if np.unique(key).size != item_a.size:
+        if has_repeats(key):
             raise ValueError("a rater rated an item more than once; one rating per rater and item")
     return item_a.astype(np.int64), rater_a.astype(np.int64), value_a
 

@@ -175,6 +175,7 @@ from scipy.sparse.csgraph import connected_components
 from scipy.special import ndtr, stdtrit
 
 from apps.analysis.stats.bradley_terry import DEFAULT_ALPHA, _newton, bt_fit
+from apps.analysis.stats.keys import has_repeats
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -305,7 +306,7 @@ def _ratings(
     ra = _relabelled(ra)
     if it.size > 1:
         key = it * (int(ra.max()) + 1) + ra
-        if np.unique(key).size != key.size:
+        if has_repeats(key):
             raise ValueError("a rater rated an item more than once; one rating per rater and item")
     return it, ra, va
 

@@ -57,6 +57,7 @@ from apps.analysis.stats.ends import (
     one_sided_bounds,
 )
 from apps.analysis.stats.inputs import QuestionInfo, StudyInputs, inputs_without_items
+from apps.analysis.stats.keys import distinct_pairs
 from apps.analysis.stats.model_comparison import compare_models
 from apps.analysis.stats.not_understood import RULE as NOT_UNDERSTOOD_RULE
 from apps.analysis.stats.not_understood import not_understood_rates
@@ -227,7 +228,7 @@ def _items(
             )
     raters_per_item = np.zeros(n, dtype=np.int64)
     if inputs.score_item.size:
-        pairs = np.unique(np.stack([inputs.score_item, inputs.score_rater]), axis=1)
+        pairs = distinct_pairs(inputs.score_item, inputs.score_rater)
         raters_per_item = np.bincount(pairs[0], minlength=n)
     flagged = _offensive_items(inputs)
     is_ai = ~inputs.item_is_human
@@ -972,7 +973,7 @@ def _diagnostics(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
         }
     group_of_rater, names = _rater_groups(inputs)
     if names and inputs.score_item.size:
-        scorecards = np.unique(np.stack([inputs.score_item, inputs.score_rater]), axis=1)
+        scorecards = distinct_pairs(inputs.score_item, inputs.score_rater)
         scorecards = scorecards[:, group_of_rater[scorecards[1]] >= 0]
         coverage = np.zeros((inputs.n_items, len(names)), dtype=np.int64)
         np.add.at(coverage, (scorecards[0], group_of_rater[scorecards[1]]), 1)
