@@ -1162,13 +1162,16 @@ def by_group(
         index = _index_array(item, "item")
         if index.size and (index.min() < 0 or index.max() >= n_items):
             raise ValueError("item index out of range [0, len(item_group))")
-        score_results = _scores_split_half_by_group(
-            item, rater, value, n_items, members, splits=splits, seed=seed, min_items=min_items
-        )
+        _check_split_args(splits, min_items)
         options = _KRaterOptions.checked(
             ks, rounds, seed, level, interval, draws, MIN_EMPIRICAL_ITEMS
         )
-        k_results = _k_rater_by_group(item, rater, value, n_items, members, whole, options)
+        # Checked once: every group's ratings are rows of these (see _group_ratings).
+        checked = _ratings(item, rater, value, n_items)
+        score_results = _scores_split_half_by_group(
+            checked, n_items, members, splits=splits, seed=seed, min_items=min_items
+        )
+        k_results = _k_rater_by_group(checked, n_items, members, whole, options)
     return {
         label: GroupReliability(
             group=label,
@@ -1181,10 +1184,18 @@ def by_group(
     }
 
 
+def _group_ratings(
+    checked: tuple[IntArray, IntArray, FloatArray], items: BoolArray
+) -> tuple[IntArray, IntArray, FloatArray]:
+    """The ratings of a set of items, as ``_ratings`` gives them for that set's answers alone:
+    the checked ratings' rows (in order, nan already dropped), raters numbered anew."""
+    it, ra, va = checked
+    rows = items[it]
+    return it[rows], _relabelled(ra[rows]), va[rows]
+
+
 def _k_rater_by_group(
-    item: np.ndarray,
-    rater: np.ndarray,
-    value: np.ndarray,
+    checked: tuple[IntArray, IntArray, FloatArray],
     n_items: int,
     members: dict[str, BoolArray],
     whole: str | None,
@@ -1200,12 +1211,10 @@ def _k_rater_by_group(
     error), and the shuffles, the largest part of the statistic's time, are not done twice.
     The whole study's result equals ``k_rater_reliability`` of all the answers exactly.
     """
-    it, ra, va = _ratings(item, rater, value, n_items)
+    it, ra, va = checked
 
     def alone(label: str, *, empirical: bool) -> KRaterReliability:
-        # The group's rows of the checked ratings are what _ratings gives for its answers.
-        rows = members[label][it]
-        g_it, g_ra, g_va = it[rows], _relabelled(ra[rows]), va[rows]
+        g_it, g_ra, g_va = _group_ratings(checked, members[label])
         if empirical:
             return _k_rater_of(g_it, g_ra, g_va, n_items, options)
         rng = np.random.default_rng(options.seed)
@@ -1240,9 +1249,7 @@ def _k_rater_by_group(
 
 
 def _scores_split_half_by_group(
-    item: np.ndarray,
-    rater: np.ndarray,
-    value: np.ndarray,
+    checked: tuple[IntArray, IntArray, FloatArray],
     n_items: int,
     members: dict[str, BoolArray],
     *,
@@ -1252,8 +1259,7 @@ def _scores_split_half_by_group(
 ) -> dict[str, SplitHalf]:
     """``split_half_ranking_scores`` of each group's answers: counted once for the groups that
     every rater answered in (usually all of them), one call per group for the others."""
-    _check_split_args(splits, min_items)
-    it, ra, va = _ratings(item, rater, value, n_items)
+    it, ra, va = checked
     n_raters = int(ra.max()) + 1 if ra.size else 0
     everyone = [
         label
@@ -1264,17 +1270,10 @@ def _scores_split_half_by_group(
         it, ra, va, n_items, [members[label] for label in everyone], splits, seed, min_items
     )
     out = dict(zip(everyone, found, strict=True))
-    index = _index_array(item, "item")
+    everything = [np.ones(n_items, dtype=bool)]
     for label, items in members.items():
         if label not in out:
-            rows = items[index]
-            out[label] = split_half_ranking_scores(
-                item[rows],
-                rater[rows],
-                value[rows],
-                n_items,
-                splits=splits,
-                seed=seed,
-                min_items=min_items,
-            )
+            out[label] = _scores_split_half(
+                *_group_ratings(checked, items), n_items, everything, splits, seed, min_items
+            )[0]
     return out
