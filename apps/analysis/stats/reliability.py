@@ -193,9 +193,8 @@ _MIN_GROUP = 3
 # Bradley-Terry fits of a half only feed ranks: a largest step of 1e-6 log-strength units
 # changes no order that the data can tell apart, and saves the last Newton iteration.
 _TOL = 1e-6
-# Elements per batched (halves x k x k) win array of the split-half fits: ~16 MB at most.
-_BATCH_ELEMENTS = 2_000_000
-# Elements per (items x rounds) work array of the bootstrap: ~16 MB each.
+# Elements per batched work array: the split-half fits' (halves x k x k) wins, the bootstrap's
+# (items x rounds) arrays, the empirical draws' shuffled tables; ~16 MB each.
 _BATCH_ELEMENTS = 2_000_000
 # A variance below this share of the sum of squares is rounding noise of a constant.
 _FLAT = 1e-10
