@@ -245,6 +245,8 @@ RATE_LIMIT_LOGIN_ADDRESS = env_str("RATE_LIMIT_LOGIN_ADDRESS", "50/h")
 # this is; see apps/assignments/ranking_counts.py.
 TASK_COUNTS_MAX_AGE_SECONDS = env_float("TASK_COUNTS_MAX_AGE_SECONDS", 5.0, minimum=0.0)
 SESSION_COOKIE_HTTPONLY = True
+# Django's database sessions, read by a compiled statement (apps/core/sessions.py).
+SESSION_ENGINE = "apps.core.sessions"
 # The pages read the CSRF token from the form, never from the cookie, so scripts need not see it.
 CSRF_COOKIE_HTTPONLY = True
 

@@ -12,10 +12,17 @@ from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from apps.assignments.models import Assignment
+from apps.core.compiled import CompiledRead
 from apps.core.errors import NotFound
 from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
 from apps.raters.models import BackgroundGroup, Rater, RaterSession
 from apps.studies.models import Study
+
+_ASSIGNMENT_FOR_RATER = CompiledRead(
+    lambda assignment_id, rater_id: Assignment.objects.select_related("item", "session").filter(
+        pk=assignment_id, rater_id=rater_id
+    )[:1]
+)
 
 
 def assignment_get_for_rater(*, rater: Rater, assignment_id: int) -> Assignment:
@@ -25,13 +32,10 @@ def assignment_get_for_rater(*, rater: Rater, assignment_id: int) -> Assignment:
     Its study is the rater's, as the caller read it (with the rubric): joining the study again
     cost more than the rest of the query on every answer.
     """
-    assignment = (
-        Assignment.objects.select_related("item", "session")
-        .filter(pk=assignment_id, rater=rater)
-        .first()
-    )
-    if assignment is None:
+    found = _ASSIGNMENT_FOR_RATER(assignment_id, rater.pk)
+    if not found:
         raise NotFound("no such task for you", field="assignment")
+    assignment = found[0]
     if assignment.study_id == rater.study_id:
         assignment.study = rater.study
     return assignment
@@ -116,9 +120,9 @@ class RaterTasks:
         }
 
 
-def rater_tasks(*, rater: Rater) -> RaterTasks:
-    rows = (
-        Assignment.objects.filter(rater=rater)
+_RATER_TASKS = CompiledRead(
+    lambda rater_id: (
+        Assignment.objects.filter(rater_id=rater_id)
         .order_by()
         .annotate(explained=ExpressionWrapper(~Q(item__explanation=""), BooleanField()))
         .values_list(
@@ -133,7 +137,11 @@ def rater_tasks(*, rater: Rater) -> RaterTasks:
             "explained",
         )
     )
-    return RaterTasks(tuple(_Task(*row) for row in rows))
+)
+
+
+def rater_tasks(*, rater: Rater) -> RaterTasks:
+    return RaterTasks(tuple(_Task(*row) for row in _RATER_TASKS(rater.pk)))
 
 
 # The target counts run on every task a rater is given. They are written in SQL (portable:

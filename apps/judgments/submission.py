@@ -34,6 +34,7 @@ from apps.analysis.services import study_results_request
 from apps.assignments.models import Assignment
 from apps.assignments.selectors import assignment_get_for_rater
 from apps.assignments.services import assignment_complete
+from apps.core.compiled import CompiledRead
 from apps.core.errors import Conflict, DomainError, NotFound, SessionExpired
 from apps.judgments.models import (
     EarlyAnswer,
@@ -208,6 +209,11 @@ def _order_error(question: Question, missing: list[Question]) -> DomainError:
     )
 
 
+_EARLY_ANSWERS = CompiledRead(
+    lambda assignment_id: EarlyAnswer.objects.filter(assignment_id=assignment_id)
+)
+
+
 def _early(
     assignment: Assignment, questions: list[Question], now: datetime
 ) -> dict[str, EarlyAnswer]:
@@ -215,7 +221,7 @@ def _early(
     names = {q.pk: q.name for q in questions}
     return {
         names[early.question_id]: early
-        for early in EarlyAnswer.objects.filter(assignment=assignment)
+        for early in _EARLY_ANSWERS(assignment.pk)
         if early.received_at < now and early.question_id in names
     }
 

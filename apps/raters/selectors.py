@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Q
 from django.http import HttpRequest
 
+from apps.core.compiled import CompiledRead
 from apps.core.errors import NotFound
 from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Study
@@ -55,17 +58,40 @@ def _remembered(request: HttpRequest, rater: Rater) -> bool:
     return request.session.get(rater_session_entry(study=rater.study)) == rater.pk
 
 
+# The reads every rater request starts with, compiled once (apps/core/compiled.py): a browser
+# enrolled in one study remembers one rater, so these take that rater's id.
+_RATER_WITH_STUDY = CompiledRead(
+    lambda rater_id, slug: Rater.objects.select_related("study__rubric").filter(
+        pk=rater_id, study__slug=slug
+    )[:1]
+)
+_SESSION_WITH_STUDY = CompiledRead(
+    lambda rater_id, slug: RaterSession.objects.select_related("rater__study__rubric").filter(
+        rater_id=rater_id, rater__study__slug=slug
+    )[:1]
+)
+
+
+def _first(rows: list[Any]) -> Any:
+    return rows[0] if rows else None
+
+
 def rater_with_study_for_request(*, request: HttpRequest, slug: str) -> Rater:
     """The browser's rater in the study `slug`, read with the study and its rubric in one
     statement: every answer needs all three, and reading the study first cost a statement of
     its own. When none is found, the study alone is read to say which is missing (no such
     study, or not enrolled in it), as reading them one by one does."""
     ids = _remembered_rater_ids(request)
-    rater = (
-        Rater.objects.select_related("study__rubric").filter(pk__in=ids, study__slug=slug).first()
-        if ids
-        else None
-    )
+    if len(ids) == 1:
+        rater = _first(_RATER_WITH_STUDY(ids[0], slug))
+    else:
+        rater = (
+            Rater.objects.select_related("study__rubric")
+            .filter(pk__in=ids, study__slug=slug)
+            .first()
+            if ids
+            else None
+        )
     if rater is None or not _remembered(request, rater):
         return rater_get_for_request(request=request, study=study_for_raters(slug=slug))
     return rater
@@ -78,13 +104,16 @@ def rater_and_session_with_study_for_request(
     rubric, in one statement (the task page's); `rater.study` is the study. The same errors as
     `rater_with_study_for_request` otherwise."""
     ids = _remembered_rater_ids(request)
-    session = (
-        RaterSession.objects.select_related("rater__study__rubric")
-        .filter(rater_id__in=ids, rater__study__slug=slug)
-        .first()
-        if ids
-        else None
-    )
+    if len(ids) == 1:
+        session = _first(_SESSION_WITH_STUDY(ids[0], slug))
+    else:
+        session = (
+            RaterSession.objects.select_related("rater__study__rubric")
+            .filter(rater_id__in=ids, rater__study__slug=slug)
+            .first()
+            if ids
+            else None
+        )
     if session is None or not _remembered(request, session.rater):
         return rater_and_session_for_request(request=request, study=study_for_raters(slug=slug))
     return session.rater, session

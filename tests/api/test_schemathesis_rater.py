@@ -9,12 +9,12 @@ import itertools
 import pytest
 import schemathesis
 from django.conf import settings as django_settings
-from django.contrib.sessions.backends.db import SessionStore
 from django.utils.crypto import get_random_string
 from hypothesis import HealthCheck, given, settings
 from schemathesis import GenerationMode
 
 from apps.assignments.services import assignment_next
+from apps.core.sessions import SessionStore
 from apps.raters.selectors import rater_session_entry
 from apps.raters.services import rater_enroll
 from apps.studies.models import Study

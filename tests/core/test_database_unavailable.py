@@ -7,10 +7,10 @@ would fail a second time on the same database)."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.sessions.backends.db import SessionStore as DatabaseSessionStore
 from django.db import OperationalError
 from django.test import Client, override_settings
 
+from apps.core.sessions import SessionStore as DatabaseSessionStore
 from apps.core.views import server_error
 from config.urls import handler500
 from tests.factories import StudyFactory

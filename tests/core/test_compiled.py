@@ -1,0 +1,144 @@
+"""Reads compiled once (apps/core/compiled.py) return what their querysets return, take each
+call's arguments, and refuse a builder whose SQL would freeze anything else."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from unittest import mock
+
+import pytest
+from django.contrib.sessions.models import Session
+from django.db import transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models.sql.compiler import SQLCompiler
+from django.db.transaction import TransactionManagementError
+from django.utils import timezone
+
+from apps.assignments.models import Assignment
+from apps.core.compiled import CompiledRead, CompiledReadError
+from apps.core.sessions import SessionStore
+from apps.raters.models import Rater, RaterSession
+from tests.factories import AssignmentFactory, ItemFactory, RaterSessionFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _assignment_for_rater(assignment_id, rater_id):  # type: ignore[no-untyped-def]
+    return Assignment.objects.select_related("item", "session").filter(
+        pk=assignment_id, rater_id=rater_id
+    )
+
+
+def _fields(obj):  # type: ignore[no-untyped-def]
+    return {f.attname: getattr(obj, f.attname) for f in obj._meta.concrete_fields}
+
+
+def test_a_compiled_read_returns_what_its_queryset_returns_for_each_calls_arguments(
+    django_assert_num_queries,
+):
+    read = CompiledRead(_assignment_for_rater)
+    first = AssignmentFactory(item=ItemFactory(text="Eins"))
+    second = AssignmentFactory(item=ItemFactory(text="二"))
+    for assignment in (first, second, first):
+        with django_assert_num_queries(1):
+            (got,) = read(assignment.pk, assignment.rater_id)
+            # The related rows came with it, as select_related() brings them.
+            item, session = got.item, got.session
+        (expected,) = _assignment_for_rater(assignment.pk, assignment.rater_id)
+        assert _fields(got) == _fields(expected)
+        assert _fields(item) == _fields(expected.item)
+        assert _fields(session) == _fields(expected.session)
+        assert got._state.adding is False
+        assert got._state.db == "default"
+    # Someone else's assignment is not found, as with the queryset.
+    assert read(first.pk, second.rater_id) == []
+
+
+def test_the_sql_is_compiled_on_the_first_call_only():
+    read = CompiledRead(_assignment_for_rater)
+    assignment = AssignmentFactory()
+    with mock.patch.object(
+        SQLCompiler, "as_sql", autospec=True, side_effect=SQLCompiler.as_sql
+    ) as spy:
+        read(assignment.pk, assignment.rater_id)
+        compiled = spy.call_count
+        for _ in range(3):
+            read(assignment.pk, assignment.rater_id)
+    assert compiled == 2  # the two marker builds that check the shape
+    assert spy.call_count == compiled
+
+
+def test_a_values_list_read_converts_its_columns_as_the_queryset_does():
+    def build(rater_id):  # type: ignore[no-untyped-def]
+        return (
+            Assignment.objects.filter(rater_id=rater_id)
+            .order_by("pk")
+            .annotate(explained=ExpressionWrapper(~Q(item__explanation=""), BooleanField()))
+            .values_list("pk", "status", "explained")
+        )
+
+    session = RaterSessionFactory()
+    AssignmentFactory(session=session, item=ItemFactory(explanation="Because."))
+    AssignmentFactory(session=session)
+    got = CompiledRead(build)(session.rater_id)
+    assert got == list(build(session.rater_id))
+    assert [row[2] for row in got] == [True, False]  # booleans, also where SQLite stores 0 and 1
+
+
+def test_a_read_that_depends_on_the_clock_is_refused():
+    session = RaterSessionFactory()
+    read = CompiledRead(
+        lambda rater_id: RaterSession.objects.filter(rater_id=rater_id, deadline__gt=timezone.now())
+    )
+    with pytest.raises(CompiledReadError, match="besides its arguments"):
+        read(session.rater_id)
+
+
+def test_arguments_must_be_ints_or_strings_that_reach_the_sql():
+    session = RaterSessionFactory()
+    unused = CompiledRead(lambda rater_id, slug: Rater.objects.filter(pk=rater_id))
+    with pytest.raises(CompiledReadError, match=r"arguments \[1\] do not reach the SQL"):
+        unused(session.rater_id, "study")
+    by_time = CompiledRead(lambda at: RaterSession.objects.filter(deadline__gt=at))
+    with pytest.raises(CompiledReadError, match="int or str, not datetime"):
+        by_time(timezone.now())
+    with pytest.raises(CompiledReadError, match="int or str, not NoneType"):
+        CompiledRead(lambda pk: Rater.objects.filter(pk=pk))(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_locking_read_outside_a_transaction_fails_as_the_querysets_does():
+    assignment = AssignmentFactory()
+
+    def build(pk):  # type: ignore[no-untyped-def]
+        return Assignment.objects.select_for_update().filter(pk=pk)
+
+    read = CompiledRead(build)
+    try:
+        list(build(assignment.pk))
+    except TransactionManagementError:
+        orm_refuses = True  # PostgreSQL
+    else:
+        orm_refuses = False  # SQLite takes no row locks
+    if orm_refuses:
+        with pytest.raises(TransactionManagementError):
+            read(assignment.pk)
+    else:
+        assert [a.pk for a in read(assignment.pk)] == [assignment.pk]
+    with transaction.atomic():
+        assert [a.pk for a in read(assignment.pk)] == [assignment.pk]
+
+
+def test_a_session_is_read_back_and_an_expired_one_is_no_session():
+    store = SessionStore()
+    store["laughlab:rater:7"] = 41
+    store.save()
+    key = store.session_key
+    assert SessionStore(session_key=key).load() == {"laughlab:rater:7": 41}
+    Session.objects.filter(session_key=key).update(
+        expire_date=timezone.now() - timedelta(seconds=1)
+    )
+    expired = SessionStore(session_key=key)
+    assert expired.load() == {}
+    assert expired.session_key is None
+    assert SessionStore(session_key="no-such-key-at-all-anywhere").load() == {}
