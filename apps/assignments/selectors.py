@@ -41,13 +41,18 @@ def assignment_get_for_rater(*, rater: Rater, assignment_id: int) -> Assignment:
     return assignment
 
 
-def assignment_pending_for_rater(*, rater: Rater) -> Assignment | None:
-    return (
+_PENDING_FOR_RATER = CompiledRead(
+    lambda rater_id: (
         Assignment.objects.select_related("item", "right_item", "session")
-        .filter(rater=rater, status=Assignment.Status.PENDING)
-        .order_by()
-        .first()
+        .filter(rater_id=rater_id, status=Assignment.Status.PENDING)
+        .order_by("pk")[:1]
     )
+)
+
+
+def assignment_pending_for_rater(*, rater: Rater) -> Assignment | None:
+    pending = _PENDING_FOR_RATER(rater.pk)
+    return pending[0] if pending else None
 
 
 @dataclass(frozen=True)
@@ -277,6 +282,21 @@ def pair_counts(*, study: Study) -> tuple[Counter[int], dict[int, set[int]]]:
     return appearances, opponents
 
 
+_AWAITING_VERDICT = CompiledRead(
+    lambda rater_id, session_id, item_id: (
+        ScoreResponse.objects.select_related("item")
+        .filter(
+            rater_id=rater_id,
+            session_id=session_id,
+            item_id=item_id,
+            explanation_match="",
+            origin="collected",
+        )
+        .order_by("submitted_at")[:1]
+    )
+)
+
+
 def score_response_awaiting_verdict(
     *, rater: Rater, tasks: RaterTasks, session_id: int
 ) -> ScoreResponse | None:
@@ -294,18 +314,8 @@ def score_response_awaiting_verdict(
     revealed = tasks.items_revealed()
     if latest is None or latest.item_id not in revealed or latest.kind != Assignment.Kind.SCORECARD:
         return None
-    return (
-        ScoreResponse.objects.select_related("item")
-        .filter(
-            rater=rater,
-            session_id=session_id,
-            item_id=latest.item_id,
-            explanation_match="",
-            origin="collected",
-        )
-        .order_by("submitted_at")
-        .first()
-    )
+    awaiting = _AWAITING_VERDICT(rater.pk, session_id, latest.item_id)
+    return awaiting[0] if awaiting else None
 
 
 def session_done_count(*, session: RaterSession) -> int:

@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from apps.assignments import ranking_counts, selectors
 from apps.assignments.models import Assignment
+from apps.core.compiled import CompiledRead
 from apps.core.errors import Busy
 from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Item, Study
@@ -127,16 +128,20 @@ class _Candidate(NamedTuple):
     language: str
 
 
-def _study_items(study: Study, rater: Rater) -> list[_Candidate]:
-    """The study's items this rater may be given: those in a language they read (every item
-    when they stated none: imported, or enrolled before raters were asked)."""
-    rows = (
-        Item.objects.filter(study=study, is_attention_check=False, stage=Item.Stage.STUDY)
+_STUDY_ITEMS = CompiledRead(
+    lambda study_id: (
+        Item.objects.filter(study_id=study_id, is_attention_check=False, stage=Item.Stage.STUDY)
         .order_by("external_id")
         .values_list("pk", "external_id", "topic", "level", "language")
     )
+)
+
+
+def _study_items(study: Study, rater: Rater) -> list[_Candidate]:
+    """The study's items this rater may be given: those in a language they read (every item
+    when they stated none: imported, or enrolled before raters were asked)."""
     reads = set(rater.languages or ())
-    return [_Candidate(*row) for row in rows if not reads or row[4] in reads]
+    return [_Candidate(*row) for row in _STUDY_ITEMS(study.pk) if not reads or row[4] in reads]
 
 
 def _choose_scorecard_item(
