@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
 from apps.core.compiled import CompiledRead
@@ -72,8 +73,18 @@ _SESSION_WITH_STUDY = CompiledRead(
 )
 
 
-def _first(rows: list[Any]) -> Any:
-    return rows[0] if rows else None
+def _remembered_read(
+    ids: list[int],
+    slug: str,
+    compiled: CompiledRead[Any],
+    general: Callable[[list[int]], QuerySet[Any]],
+) -> Any:
+    """The row of the study `slug` among this browser's raters: compiled for the usual one
+    rater, the general read for a browser enrolled in several studies."""
+    if len(ids) == 1:
+        rows = compiled(ids[0], slug)
+        return rows[0] if rows else None
+    return general(ids).first() if ids else None
 
 
 def rater_with_study_for_request(*, request: HttpRequest, slug: str) -> Rater:
@@ -81,17 +92,14 @@ def rater_with_study_for_request(*, request: HttpRequest, slug: str) -> Rater:
     statement: every answer needs all three, and reading the study first cost a statement of
     its own. When none is found, the study alone is read to say which is missing (no such
     study, or not enrolled in it), as reading them one by one does."""
-    ids = _remembered_rater_ids(request)
-    if len(ids) == 1:
-        rater = _first(_RATER_WITH_STUDY(ids[0], slug))
-    else:
-        rater = (
-            Rater.objects.select_related("study__rubric")
-            .filter(pk__in=ids, study__slug=slug)
-            .first()
-            if ids
-            else None
-        )
+    rater = _remembered_read(
+        _remembered_rater_ids(request),
+        slug,
+        _RATER_WITH_STUDY,
+        lambda ids: Rater.objects.select_related("study__rubric").filter(
+            pk__in=ids, study__slug=slug
+        ),
+    )
     if rater is None or not _remembered(request, rater):
         return rater_get_for_request(request=request, study=study_for_raters(slug=slug))
     return rater
@@ -103,17 +111,14 @@ def rater_and_session_with_study_for_request(
     """The browser's rater in the study `slug` and their session, with the study and its
     rubric, in one statement (the task page's); `rater.study` is the study. The same errors as
     `rater_with_study_for_request` otherwise."""
-    ids = _remembered_rater_ids(request)
-    if len(ids) == 1:
-        session = _first(_SESSION_WITH_STUDY(ids[0], slug))
-    else:
-        session = (
-            RaterSession.objects.select_related("rater__study__rubric")
-            .filter(rater_id__in=ids, rater__study__slug=slug)
-            .first()
-            if ids
-            else None
-        )
+    session = _remembered_read(
+        _remembered_rater_ids(request),
+        slug,
+        _SESSION_WITH_STUDY,
+        lambda ids: RaterSession.objects.select_related("rater__study__rubric").filter(
+            rater_id__in=ids, rater__study__slug=slug
+        ),
+    )
     if session is None or not _remembered(request, session.rater):
         return rater_and_session_for_request(request=request, study=study_for_raters(slug=slug))
     return session.rater, session

@@ -176,3 +176,34 @@ def test_a_new_pid_still_enrols_and_the_browser_keeps_its_prolific_ids():
     assert client.post(f"/s/{study.slug}/", FORM).status_code == 302
     rater = Rater.objects.get(external_id="newperson1")
     assert rater.prolific_session_id == "se-1"
+
+
+def test_a_browser_enrolled_in_two_studies_is_each_ones_rater_in_it():
+    # One remembered rater is read by the compiled statement; two by the general read. Both
+    # must find the rater of the study asked about, and no one in a study not enrolled in.
+    from django.test import RequestFactory
+
+    from apps.core.errors import NotFound
+    from apps.raters.selectors import (
+        rater_and_session_with_study_for_request,
+        rater_with_study_for_request,
+    )
+
+    first, second, other = StudyFactory(), StudyFactory(), StudyFactory()
+    client = Client()
+    request = RequestFactory().get("/")
+    for enrolled, study in enumerate((first, second), start=1):
+        assert client.post(f"/s/{study.slug}/", FORM).status_code == 302
+        request.session = client.session
+        assert len(Rater.objects.filter(pk__in=request.session.values())) == enrolled
+        for asked in (first, second)[:enrolled]:
+            rater = rater_with_study_for_request(request=request, slug=asked.slug)
+            assert rater.study == asked
+            assert rater.pk == request.session[f"laughlab:rater:{asked.pk}"]
+            session_rater, session = rater_and_session_with_study_for_request(
+                request=request, slug=asked.slug
+            )
+            assert session_rater.pk == rater.pk
+            assert session.rater_id == rater.pk
+        with pytest.raises(NotFound):
+            rater_with_study_for_request(request=request, slug=other.slug)
