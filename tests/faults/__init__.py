@@ -141,7 +141,11 @@ def celery_on(broker_url: str) -> Iterator[Celery]:
     from config.celery import app
 
     saved = (app.conf.broker_url, app.conf.task_always_eager, app._pool, app.amqp._producer_pool)
+    # Without REDIS_URL the app is configured for the demo's filesystem transport, whose
+    # name and options would win over the URL's scheme: this block's broker is Redis.
+    transport = (app.conf.broker_transport, app.conf.broker_transport_options)
     app.conf.broker_url = broker_url
+    app.conf.broker_transport, app.conf.broker_transport_options = None, {}
     app.conf.task_always_eager = False
     app._pool = None
     app.amqp._producer_pool = None
@@ -151,4 +155,5 @@ def celery_on(broker_url: str) -> Iterator[Celery]:
         if app._pool is not None:
             app._pool.force_close_all()
         app.conf.broker_url, app.conf.task_always_eager = saved[:2]
+        app.conf.broker_transport, app.conf.broker_transport_options = transport
         app._pool, app.amqp._producer_pool = saved[2:]
