@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from apps.assignments import ranking_counts, selectors
 from apps.assignments.models import Assignment
-from apps.core.compiled import CompiledRead
+from apps.core.compiled import CompiledInsert, CompiledRead
 from apps.core.errors import Busy
 from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Item, Study
@@ -127,6 +127,9 @@ class _Candidate(NamedTuple):
     level: str
     language: str
 
+
+# Every task handed out is one INSERT, compiled once (apps/core/compiled.py).
+_NEW_ASSIGNMENT = CompiledInsert(Assignment)
 
 _STUDY_ITEMS = CompiledRead(
     lambda study_id: (
@@ -516,7 +519,7 @@ def _assignment_next(
         if all_locked:
             raise _AllLocked
         return None
-    created = Assignment.objects.create(
+    created = _NEW_ASSIGNMENT(
         study=study, rater=rater, session=session, position=position, **fields
     )
     transaction.on_commit(

@@ -1,4 +1,5 @@
-"""Reads whose SQL the ORM compiles once per process, then runs with each call's values.
+"""Reads and inserts whose SQL the ORM compiles once per process, then runs with each call's
+values.
 
 Every rater request reads the same few shapes (the rater with the study and its rubric, the
 assignment with its item and session, the rater's tasks), and compiling a `select_related`
@@ -21,14 +22,16 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from django.core.exceptions import EmptyResultSet, FullResultSet
-from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import QuerySet
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db.models import Model, QuerySet, signals, sql
 from django.db.models import query as orm_query
 from django.db.models.query import ModelIterable, ValuesListIterable
 from django.db.transaction import TransactionManagementError
 
 # What a row becomes: a model instance, or a tuple for values_list().
 Row = TypeVar("Row")
+# What a compiled insert stores.
+Stored = TypeVar("Stored", bound=Model)
 
 # Values no identifier or key takes: negative (no sequence gives them) yet within a 32-bit
 # column's range, which the ORM would otherwise compile to an empty result; and strings no
@@ -166,3 +169,112 @@ def _row_builder(queryset: QuerySet[Any], compiler: Any) -> Callable[[Sequence[A
         return obj
 
     return build
+
+
+class CompiledInsert(Generic[Stored]):
+    """`insert(**fields)` is `Model.objects.create(**fields)`, with the INSERT compiled once
+    per database alias.
+
+    Every answer stores one judgment and hands out one task: building each INSERT through the
+    ORM (an InsertQuery, its compiler, the quoted names) cost more CPU than the database spent
+    on it. The statement of a plain one-row insert is the same text whatever the values, so it
+    is kept, and each call only prepares its values as the compiler does (`pre_save`, then
+    `get_db_prep_save`) and reads back what the database returns.
+
+    Whatever `save()` would do beyond that takes the ORM's own path instead, for that call: a
+    `pre_save` or `post_save` receiver, a value that is an expression (a database default), a
+    primary key given, or a database that cannot return the new row's columns.
+    """
+
+    def __init__(self, model: type[Stored]) -> None:
+        self._model = model
+        self._fields: list[Any] = []
+        self._returning: list[Any] = []
+        self._plans: dict[str, _InsertPlan] = {}
+        # Read on first use: a module may make one before every model is loaded.
+        self._checked = False
+
+    def _check(self) -> None:
+        meta = self._model._meta
+        if meta.parents or meta.auto_field is None or meta.pk is not meta.auto_field:
+            raise CompiledReadError(
+                f"{meta.label}: a compiled insert is for a model of one table with an automatic key"
+            )
+        if any(hasattr(f, "get_placeholder") for f in meta.local_concrete_fields):
+            raise CompiledReadError(f"{meta.label}: a field writes its own SQL placeholder")
+        self._fields = [
+            f for f in meta.local_concrete_fields if not f.generated and f is not meta.auto_field
+        ]
+        self._returning = list(meta.db_returning_fields)
+        self._checked = True
+
+    def __call__(self, **values: Any) -> Stored:
+        if not self._checked:
+            self._check()
+        obj = self._model(**values)
+        if not self._insert(obj):
+            obj.save(force_insert=True, using=DEFAULT_DB_ALIAS)
+        return obj
+
+    def _insert(self, obj: Any) -> bool:
+        """Insert `obj` with the compiled statement; False, with nothing done, when the ORM's
+        path must take it."""
+        alias = DEFAULT_DB_ALIAS
+        connection = connections[alias]
+        model = self._model
+        if (
+            obj.pk is not None
+            or not connection.features.can_return_columns_from_insert
+            or signals.pre_save.has_listeners(model)
+            or signals.post_save.has_listeners(model)
+        ):
+            return False
+        obj._prepare_related_fields_for_save(operation_name="save")
+        plan = self._plans.get(alias)
+        compiler = plan.compiler if plan is not None else _insert_compiler(model, self._fields, obj)
+        raw = [compiler.pre_save_val(f, obj) for f in self._fields]
+        if any(hasattr(v, "resolve_expression") for v in raw):
+            return False
+        if plan is None:
+            plan = self._plans[alias] = self._compile(compiler)
+            # Compiling ran `pre_save` again: the values stored are the instance's own.
+            raw = [compiler.pre_save_val(f, obj) for f in self._fields]
+        params = [compiler.prepare_value(f, v) for f, v in zip(self._fields, raw, strict=True)]
+        with transaction.mark_for_rollback_on_error(alias), connection.cursor() as cursor:
+            cursor.execute(plan.sql, params)
+            row = connection.ops.fetch_returned_insert_columns(  # type: ignore[attr-defined]
+                cursor, plan.returning_params
+            )
+        if plan.converters:
+            (row,) = compiler.apply_converters([row], plan.converters)
+        for value, field in zip(row, self._returning, strict=True):
+            setattr(obj, field.attname, value)
+        obj._state.adding = False
+        obj._state.db = alias
+        return True
+
+    def _compile(self, compiler: Any) -> _InsertPlan:
+        compiler.returning_fields = self._returning
+        ((statement, _),) = compiler.as_sql()
+        compiler.query.objs = []  # the first call's instance is not kept
+        table = self._model._meta.db_table
+        return _InsertPlan(
+            sql=statement,
+            compiler=compiler,
+            returning_params=compiler.returning_params,
+            converters=compiler.get_converters([f.get_col(table) for f in self._returning]),
+        )
+
+
+@dataclass(frozen=True)
+class _InsertPlan:
+    sql: str
+    compiler: Any
+    returning_params: Any
+    converters: dict[int, Any]
+
+
+def _insert_compiler(model: type[Any], fields: list[Any], obj: Any) -> Any:
+    query = sql.InsertQuery(model)
+    query.insert_values(fields, [obj])
+    return query.get_compiler(using=DEFAULT_DB_ALIAS)

@@ -13,7 +13,7 @@ from rest_framework.serializers import Serializer
 
 from apps.assignments.views import next_task_in_place
 from apps.core.rater_api import RaterAPIView
-from apps.core.serializers import ErrorOut
+from apps.core.serializers import ErrorOut, validated
 from apps.judgments import serializers
 from apps.judgments.submission import (
     AnswerIn,
@@ -86,10 +86,9 @@ def _rater_and_input(
 ) -> tuple[Rater, dict[str, Any]]:
     """Validate the body first (a malformed answer is a 400 whoever sends it), then find the
     browser's rater in this study (404 when this browser is not enrolled in it)."""
-    data = serializer_class(data=request.data)
-    data.is_valid(raise_exception=True)
+    values = validated(serializer_class, request.data)
     rater = rater_with_study_for_request(request=request._request, slug=slug)
-    return rater, dict(data.validated_data)
+    return rater, values
 
 
 def _answers(values: dict[str, Any]) -> dict[str, AnswerIn]:

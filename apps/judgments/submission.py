@@ -34,7 +34,7 @@ from apps.analysis.services import study_results_request
 from apps.assignments.models import Assignment
 from apps.assignments.selectors import assignment_get_for_rater
 from apps.assignments.services import assignment_complete
-from apps.core.compiled import CompiledRead
+from apps.core.compiled import CompiledInsert, CompiledRead
 from apps.core.errors import Conflict, DomainError, NotFound, SessionExpired
 from apps.judgments.models import (
     EarlyAnswer,
@@ -209,6 +209,11 @@ def _order_error(question: Question, missing: list[Question]) -> DomainError:
     )
 
 
+# The judgment each answer stores, its INSERT compiled once (apps/core/compiled.py).
+_NEW_SCORE_RESPONSE = CompiledInsert(ScoreResponse)
+_NEW_PAIR_JUDGMENT = CompiledInsert(PairJudgment)
+_NEW_TURING_JUDGMENT = CompiledInsert(TuringJudgment)
+
 _EARLY_ANSWERS = CompiledRead(
     lambda assignment_id: EarlyAnswer.objects.filter(assignment_id=assignment_id)
 )
@@ -379,7 +384,7 @@ def score_response_submit(
     values.update(
         {name: answer.value for name, answer in answers.items() if answer.value is not None}
     )
-    response = ScoreResponse.objects.create(
+    response = _NEW_SCORE_RESPONSE(
         item=assignment.item, **_common(assignment, idempotency_key, active_ms, now)
     )
     rows = []
@@ -464,7 +469,7 @@ def pair_judgment_submit(
     _check_pair_answer_offered(assignment.study, winner)
     right_id = assignment.right_item_id
     assert right_id is not None  # a pair assignment always has both (database check)
-    judgment = PairJudgment.objects.create(
+    judgment = _NEW_PAIR_JUDGMENT(
         left=assignment.item,
         right_id=right_id,
         outcome=winner,
@@ -499,7 +504,7 @@ def turing_judgment_submit(
     now = now or timezone.now()
     _check_active(active_ms)
     assignment = _open_assignment(rater, assignment_id, Assignment.Kind.TURING, now)
-    judgment = TuringJudgment.objects.create(
+    judgment = _NEW_TURING_JUDGMENT(
         item=assignment.item,
         guess=guess,
         **_common(assignment, idempotency_key, active_ms, now),

@@ -11,9 +11,10 @@ templates included; no HTTP server). For every request it records the number of 
 and the time (wall clock, and this process's CPU time: the part that holds the interpreter
 lock in gunicorn), and reports the median and 90th percentile per request kind over the raters after
 the first quarter (so the study already holds answers, as during a load run). `--profile KIND`
-prints the cProfile of that request kind (e.g. `scorecard-get`, `pair-post`); `--statements`
-prints the SQL statements of the last request of every kind, one line each, so each can be set
-against the minimum that request needs (benchmarks/load/README.md).
+prints the cProfile of that request kind (e.g. `scorecard-get`, `pair-post+next`);
+`--statements` prints the SQL statements of a request of every kind (one of its most frequent
+count), one line each, so each can be set against the minimum that request needs
+(benchmarks/load/README.md).
 """
 
 from __future__ import annotations
@@ -66,7 +67,9 @@ class Recorder:
         self.samples: dict[str, list[tuple[int, float, float]]] = defaultdict(list)
         self.profile_kind = profile_kind
         self.last_queries: list[str] = []
-        self.statements: dict[str, list[str]] = {}
+        # Per kind and statement count, the last request's statements: the report shows a
+        # request of the kind's usual count, not its last one (often the session's end).
+        self.statements: dict[str, dict[int, list[str]]] = defaultdict(dict)
         self.query_time: dict[str, list[float]] = defaultdict(list)
         self.profiler = cProfile.Profile()
 
@@ -87,7 +90,9 @@ class Recorder:
             cpu = (time.process_time() - cpu) * 1000
         if keep:
             self.samples[kind].append((len(queries.captured_queries), elapsed, cpu))
-            self.statements[kind] = [q["sql"] for q in queries.captured_queries]
+            self.statements[kind][len(queries.captured_queries)] = [
+                q["sql"] for q in queries.captured_queries
+            ]
             if profiling:
                 self.last_queries = [q["sql"] for q in queries.captured_queries]
                 for query in queries.captured_queries:
@@ -96,8 +101,10 @@ class Recorder:
 
     def report_statements(self) -> None:
         for kind in sorted(self.statements):
-            print(f"{kind}: {len(self.statements[kind])} statements")
-            for sql in self.statements[kind]:
+            counts = [q for q, _, _ in self.samples[kind]]
+            usual = max(set(counts), key=counts.count)
+            print(f"{kind}: {usual} statements (the most frequent count)")
+            for sql in self.statements[kind][usual]:
                 print(f"  {' '.join(sql.split())[:150]}")
 
     def report(self) -> None:
@@ -110,13 +117,19 @@ class Recorder:
                 f"{statistics.median(times):>8.1f} {times[int(0.9 * (len(times) - 1))]:>8.1f} "
                 f"{statistics.median(c for _, _, c in rows):>8.1f}"
             )
-        if self.profile_kind:
+        if self.profile_kind and self.profile_kind not in self.samples:
+            print(f"No request of kind {self.profile_kind!r}; the kinds are those listed above.")
+        elif self.profile_kind:
             if os.environ.get("PROFILE_DUMP"):
                 self.profiler.dump_stats(os.environ["PROFILE_DUMP"])
             out = io.StringIO()
-            pstats.Stats(self.profiler, stream=out).sort_stats(
-                os.environ.get("PROFILE_SORT", "cumulative")
-            ).print_stats(40)
+            stats = pstats.Stats(self.profiler, stream=out)
+            profiled = len(self.samples[self.profile_kind])
+            print(
+                f"Python function calls per {self.profile_kind} request: "
+                f"{stats.total_calls / profiled:,.0f} ({profiled} requests)"  # type: ignore[attr-defined]
+            )
+            stats.sort_stats(os.environ.get("PROFILE_SORT", "cumulative")).print_stats(40)
             print(out.getvalue())
             print(f"Database time per statement of {self.profile_kind} (ms: total, mean):")
             slowest = sorted(self.query_time.items(), key=lambda entry: -sum(entry[1]))
@@ -218,7 +231,9 @@ def main() -> int:
     parser.add_argument("--profile", default=None, help="a request kind to cProfile")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument(
-        "--statements", action="store_true", help="the SQL of the last request of each kind"
+        "--statements",
+        action="store_true",
+        help="the SQL of a request of each kind, of its most frequent count",
     )
     parser.add_argument(
         "--next-page",

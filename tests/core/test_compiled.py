@@ -8,17 +8,24 @@ from unittest import mock
 
 import pytest
 from django.contrib.sessions.models import Session
-from django.db import transaction
-from django.db.models import BooleanField, ExpressionWrapper, Q
-from django.db.models.sql.compiler import SQLCompiler
+from django.db import IntegrityError, transaction
+from django.db.models import BooleanField, ExpressionWrapper, Q, signals
+from django.db.models.sql.compiler import SQLCompiler, SQLInsertCompiler
 from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
 from apps.assignments.models import Assignment
-from apps.core.compiled import CompiledRead, CompiledReadError
+from apps.core.compiled import CompiledInsert, CompiledRead, CompiledReadError
 from apps.core.sessions import SessionStore
+from apps.judgments.models import ScoreAnswer
 from apps.raters.models import Rater, RaterSession
-from tests.factories import AssignmentFactory, ItemFactory, RaterSessionFactory
+from apps.studies.models import Question
+from tests.factories import (
+    AssignmentFactory,
+    ItemFactory,
+    RaterSessionFactory,
+    ScoreResponseFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -142,3 +149,90 @@ def test_a_session_is_read_back_and_an_expired_one_is_no_session():
     assert expired.load() == {}
     assert expired.session_key is None
     assert SessionStore(session_key="no-such-key-at-all-anywhere").load() == {}
+
+
+def _new_task(session, item, position):  # type: ignore[no-untyped-def]
+    return {
+        "study": session.rater.study,
+        "rater": session.rater,
+        "session": session,
+        "kind": Assignment.Kind.SCORECARD,
+        "item": item,
+        "position": position,
+        "reason": "coverage",
+    }
+
+
+def test_a_compiled_insert_stores_the_row_create_stores(django_assert_num_queries):
+    insert = CompiledInsert(Assignment)
+    session = RaterSessionFactory()
+    items = [ItemFactory(study=session.rater.study) for _ in range(3)]
+    made = []
+    for position, item in enumerate(items[:2], start=1):
+        with django_assert_num_queries(1):
+            made.append(insert(**_new_task(session, item, position)))
+        made[-1].status = Assignment.Status.DONE
+        made[-1].save(update_fields=["status"])  # one open task per rater
+    made[-1].status = Assignment.Status.PENDING  # as it was stored
+    by_orm = Assignment.objects.create(**_new_task(session, items[2], 3))
+    for obj in made:
+        # The instance is what create() returns: saved, with its key and its defaults.
+        assert obj.pk is not None
+        assert obj._state.adding is False
+        assert obj._state.db == "default"
+        assert obj.created_at is not None
+        stored = Assignment.objects.get(pk=obj.pk)
+        assert _fields(stored) == {**_fields(obj), "status": Assignment.Status.DONE}
+    differ = ("id", "item_id", "position", "created_at")
+    assert {k: v for k, v in _fields(made[1]).items() if k not in differ} == {
+        k: v for k, v in _fields(by_orm).items() if k not in differ
+    }
+
+
+def test_the_insert_is_compiled_on_the_first_call_only():
+    insert = CompiledInsert(ScoreAnswer)
+    response = ScoreResponseFactory()
+    questions = list(Question.objects.filter(rubric=response.study.rubric)[:3])
+    with mock.patch.object(
+        SQLInsertCompiler, "as_sql", autospec=True, side_effect=SQLInsertCompiler.as_sql
+    ) as spy:
+        for question in questions:
+            insert(response=response, question=question, value=2.0)
+    assert spy.call_count == 1
+    assert sorted(
+        ScoreAnswer.objects.filter(response=response).values_list("question_id", flat=True)
+    ) == sorted(q.pk for q in questions)
+
+
+def test_a_refused_insert_raises_as_create_does_and_stores_nothing():
+    insert = CompiledInsert(Assignment)
+    session = RaterSessionFactory()
+    item = ItemFactory(study=session.rater.study)
+    insert(**_new_task(session, item, 1))
+    before = Assignment.objects.count()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        insert(**_new_task(session, ItemFactory(study=session.rater.study), 1))  # same position
+    assert Assignment.objects.count() == before
+
+
+def test_a_model_with_save_receivers_takes_the_orms_path():
+    insert = CompiledInsert(Assignment)
+    session = RaterSessionFactory()
+    seen = []
+
+    def receiver(sender, instance, created, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append((instance.position, created))
+
+    signals.post_save.connect(receiver, sender=Assignment, weak=False)
+    try:
+        made = insert(**_new_task(session, ItemFactory(study=session.rater.study), 1))
+    finally:
+        signals.post_save.disconnect(receiver, sender=Assignment)
+    assert seen == [(1, True)]
+    assert Assignment.objects.filter(pk=made.pk).exists()
+
+
+def test_a_compiled_insert_is_only_for_a_model_of_one_table_with_an_automatic_key():
+    with pytest.raises(CompiledReadError, match="automatic key"):
+        CompiledInsert(Session)(session_key="k" * 32, session_data="", expire_date=timezone.now())
+    assert not Session.objects.exists()
