@@ -1,4 +1,5 @@
-"""The counts the task chooser ranks candidates by, kept per process for a few seconds.
+"""The counts the task chooser ranks candidates by, and the items it ranks, kept per process
+for a few seconds.
 
 Ranking needs every item's count: scorecards per item and per background group, pairings and
 opponents, Turing judgments. Counting them reads every judgment of the study. On a study of
@@ -15,6 +16,12 @@ them as they commit, so a process never ranks against an older view of its own w
 processes' tasks reach it within that age. The chooser never decides "nothing left to give" on
 kept counts: it ranks again on fresh ones first. With 0 (the test settings), every ranking counts
 afresh.
+
+The study's items are kept the same way: reading every item on every task grows with the
+study (2,000 rows a task on bench_task_choice.py's study). An item added since reaches the
+ranking within the age, and "nothing left" is decided on the items as they are now too. An item
+the offense filter held, or screening moved out of the study, since it was kept is never given:
+the lock that gives an item out checks the row itself (services._lock).
 
 Entries are replaced, never changed in place: a thread may be ranking on one while another
 thread adds a task to the next.
@@ -100,6 +107,11 @@ def background_groups(*, study: Study) -> Ranking:
         lambda: selectors.background_group_count(study=study),
         fresh=False,
     )
+
+
+def study_items(*, study: Study, fresh: bool = False) -> Ranking:
+    """The study's items the chooser ranks, as selectors.study_items_to_rank."""
+    return _get(study, "items", lambda: selectors.study_items_to_rank(study=study), fresh=fresh)
 
 
 def _added(counts: Any, kind: str, item_id: int, right_id: int | None, group_id: int | None) -> Any:

@@ -16,7 +16,7 @@ from apps.core.compiled import CompiledRead
 from apps.core.errors import NotFound
 from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
 from apps.raters.models import BackgroundGroup, Rater, RaterSession
-from apps.studies.models import Study
+from apps.studies.models import Item, Study
 
 _ASSIGNMENT_FOR_RATER = CompiledRead(
     lambda assignment_id, rater_id: Assignment.objects.select_related("item", "session").filter(
@@ -207,6 +207,21 @@ def _counted(
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+_STUDY_ITEMS = CompiledRead(
+    lambda study_id: (
+        Item.objects.filter(study_id=study_id, is_attention_check=False, stage=Item.Stage.STUDY)
+        .order_by("external_id")
+        .values_list("pk", "external_id", "topic", "level", "language")
+    )
+)
+
+
+def study_items_to_rank(*, study: Study) -> list[tuple[int, str, str, str, str]]:
+    """(pk, external_id, topic, level, language) of every item raters may be given: in the
+    study stage, not an attention check; the task chooser ranks them."""
+    return _STUDY_ITEMS(study.pk)
 
 
 def background_group_count(*, study: Study) -> int:

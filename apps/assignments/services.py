@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from apps.assignments import ranking_counts, selectors
 from apps.assignments.models import Assignment
-from apps.core.compiled import CompiledInsert, CompiledRead
+from apps.core.compiled import CompiledInsert
 from apps.core.errors import Busy
 from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Item, Study
@@ -72,9 +72,14 @@ def _tiebreak(study: Study, rater: Rater, item_key: str) -> str:
 
 
 def _lock(ids: Sequence[int], held: dict[int, Item], *, first_only: bool = False) -> list[int]:
-    """Of `ids`, in the given order, those this transaction could lock now; with `first_only`,
-    just the first one that is free. The rows locked are read whole into `held`: the one given
-    out is shown on the page, and reading it again after the insert cost a statement.
+    """Of `ids`, in the given order, those this transaction could lock now and that may still
+    be given out; with `first_only`, just the first such one. The rows locked are read whole
+    into `held`: the one given out is shown on the page, and reading it again after the insert
+    cost a statement.
+
+    "May still be given out" is checked here, on the row itself, because the candidates come
+    from the study's items as kept for a few seconds (ranking_counts.study_items): an item the
+    offense filter held, or screening moved out of the study, since then is never given.
 
     FOR NO KEY UPDATE, not FOR UPDATE: a submission's insert that refers to the item checks its
     foreign key with a KEY SHARE lock, which FOR UPDATE would make wait for this whole choice
@@ -82,21 +87,32 @@ def _lock(ids: Sequence[int], held: dict[int, Item], *, first_only: bool = False
 
     Written in SQL: it runs on every task page, and building it with the ORM (a CASE per
     candidate for the order) cost ten times more than running it. SQLite has no row locks;
-    there a write transaction is IMMEDIATE and already holds the whole database.
+    there a write transaction is IMMEDIATE and already holds the whole database, so the rows
+    are only read.
     """
     if not ids:
         return []
-    if not connection.features.has_select_for_update_skip_locked:
-        return list(ids[:1]) if first_only else list(ids)
-    lock = connection.ops.for_update_sql(skip_locked=True, no_key=True)
-    # ORDER BY + LIMIT 1 with SKIP LOCKED: the database locks the first free row in rank order
-    # and stops there.
-    order = "ORDER BY array_position(%s, id) LIMIT 1" if first_only else ""
-    sql = f"SELECT * FROM {Item._meta.db_table} WHERE id = ANY(%s) {order} {lock}"
-    params = [list(ids), list(ids)] if first_only else [list(ids)]
-    locked = {item.pk: item for item in Item.objects.raw(sql, params)}
-    held.update(locked)
-    return [pk for pk in ids if pk in locked]
+    table = Item._meta.db_table
+    # The same items as selectors.study_items_to_rank: in the study stage, not attention checks.
+    eligible = "stage = %s AND NOT is_attention_check"
+    if connection.features.has_select_for_update_skip_locked:
+        lock = connection.ops.for_update_sql(skip_locked=True, no_key=True)
+        # ORDER BY + LIMIT 1 with SKIP LOCKED: the database locks the first free row in rank
+        # order and stops there.
+        order = "ORDER BY array_position(%s, id) LIMIT 1" if first_only else ""
+        sql = f"SELECT * FROM {table} WHERE id = ANY(%s) AND {eligible} {order} {lock}"
+        params: list[object] = [list(ids), Item.Stage.STUDY.value]
+        if first_only:
+            params.append(list(ids))
+    else:
+        sql = f"SELECT * FROM {table} WHERE id IN ({', '.join(['%s'] * len(ids))}) AND {eligible}"
+        params = [*ids, Item.Stage.STUDY.value]
+    found = {item.pk: item for item in Item.objects.raw(sql, params)}
+    chosen = [pk for pk in ids if pk in found]
+    if first_only:
+        chosen = chosen[:1]
+    held.update((pk, found[pk]) for pk in chosen)
+    return chosen
 
 
 def _first_below_target(
@@ -131,20 +147,16 @@ class _Candidate(NamedTuple):
 # Every task handed out is one INSERT, compiled once (apps/core/compiled.py).
 _NEW_ASSIGNMENT = CompiledInsert(Assignment)
 
-_STUDY_ITEMS = CompiledRead(
-    lambda study_id: (
-        Item.objects.filter(study_id=study_id, is_attention_check=False, stage=Item.Stage.STUDY)
-        .order_by("external_id")
-        .values_list("pk", "external_id", "topic", "level", "language")
-    )
-)
 
-
-def _study_items(study: Study, rater: Rater) -> list[_Candidate]:
+def _study_items(study: Study, rater: Rater, *, fresh: bool) -> tuple[list[_Candidate], bool]:
     """The study's items this rater may be given: those in a language they read (every item
-    when they stated none: imported, or enrolled before raters were asked)."""
+    when they stated none: imported, or enrolled before raters were asked); and whether they
+    were kept from an earlier request (ranking_counts.study_items)."""
     reads = set(rater.languages or ())
-    return [_Candidate(*row) for row in _STUDY_ITEMS(study.pk) if not reads or row[4] in reads]
+    listing = ranking_counts.study_items(study=study, fresh=fresh)
+    return [
+        _Candidate(*row) for row in listing.counts if not reads or row[4] in reads
+    ], listing.kept
 
 
 def _choose_scorecard_item(
@@ -427,6 +439,42 @@ def _choose_kind(
     return {"kind": kind, "item_id": chosen[0], "right_item_id": chosen[1], "reason": chosen[2]}
 
 
+def _choose(
+    study: Study,
+    rater: Rater,
+    tasks: selectors.RaterTasks,
+    rng: np.random.Generator,
+    held: dict[int, Item],
+) -> dict[str, object] | None:
+    """The new task's fields, trying each kind in the study's mix order; None when there is
+    nothing to give. Raises _AllLocked when candidates exist but others hold every one.
+
+    The kept items are tried first (ranking_counts.study_items). When they give nothing, the
+    study's items as they are now are tried before "nothing left" or "all taken" is decided.
+    """
+    # Items whose self-explanation this rater was shown never come back to them.
+    revealed = tasks.items_revealed()
+    kinds = _kind_order(study, rng)
+    all_locked = False
+    for fresh in (False, True):
+        listing, kept = _study_items(study, rater, fresh=fresh)
+        items = [item for item in listing if item.pk not in revealed]
+        all_locked = False
+        for kind in kinds:
+            try:
+                fields = _choose_kind(kind, study, rater, items, tasks, rng, held)
+            except _AllLocked:
+                all_locked = True  # another kind may still be free
+            else:
+                if fields is not None:
+                    return fields
+        if not kept:
+            break
+    if all_locked:
+        raise _AllLocked
+    return None
+
+
 def _with_items(assignment: Assignment, held: dict[int, Item]) -> Assignment:
     """The new assignment with its item(s), for the page that shows them: as their lock read
     them, else (an attention check, or SQLite, where nothing is locked) in one query."""
@@ -502,22 +550,10 @@ def _assignment_next(
                 "is_attention_check": True,
                 "reason": "attention",
             }
-    all_locked = False
     held: dict[int, Item] = {}
     if fields is None:
-        # Items whose self-explanation this rater was shown never come back to them.
-        revealed = tasks.items_revealed()
-        items = [item for item in _study_items(study, rater) if item.pk not in revealed]
-        for kind in _kind_order(study, rng):
-            try:
-                fields = _choose_kind(kind, study, rater, items, tasks, rng, held)
-            except _AllLocked:
-                all_locked = True  # another kind may still be free
-            if fields is not None:
-                break
+        fields = _choose(study, rater, tasks, rng, held)
     if fields is None:
-        if all_locked:
-            raise _AllLocked
         return None
     created = _NEW_ASSIGNMENT(
         study=study, rater=rater, session=session, position=position, **fields

@@ -208,3 +208,77 @@ def test_the_background_groups_are_counted_with_the_kept_counts_not_on_every_sco
     with CaptureQueriesContext(connection) as queries:
         assert _next(rater, session, django_capture_on_commit_callbacks) is not None
     assert not [q for q in queries.captured_queries if "raters_backgroundgroup" in q["sql"]]
+
+
+def _item_reads(queries) -> list[str]:  # type: ignore[no-untyped-def]
+    # The read of every item raters may be given (selectors.study_items_to_rank).
+    return [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith('SELECT "studies_item"."id" AS "pk", "studies_item"."external_id"')
+    ]
+
+
+def test_the_study_items_are_kept_like_the_counts(django_capture_on_commit_callbacks):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    study = _study("scorecard")
+    _items(study, 4)
+    first_rater, first_session = enroll(study)
+    with CaptureQueriesContext(connection) as queries:
+        assert _next(first_rater, first_session, django_capture_on_commit_callbacks) is not None
+    assert len(_item_reads(queries)) == 1
+    rater, session = enroll(study)
+    with CaptureQueriesContext(connection) as queries:
+        assert _next(rater, session, django_capture_on_commit_callbacks) is not None
+    assert _item_reads(queries) == []
+
+
+@pytest.mark.parametrize("change", ["held", "dropped", "deleted"])
+@pytest.mark.parametrize("kind", ["scorecard", "turing", "pair"])
+def test_an_item_out_of_the_study_since_it_was_kept_is_never_given(
+    kind, change, django_capture_on_commit_callbacks
+):
+    # The offense filter holds an item, or screening drops it, after this process kept the
+    # study's items: the lock that gives an item out reads the row itself.
+    study = _study(kind, adaptive_pairing=False)
+    items = _items(study, 3, topic="cats")
+    assert len(ranking_counts.study_items(study=study).counts) == 3  # kept from here on
+    gone = items[0].pk
+    if change == "deleted":
+        items[0].delete()
+    else:
+        Item.objects.filter(pk=gone).update(
+            stage=Item.Stage.HELD if change == "held" else Item.Stage.DROPPED
+        )
+    for _ in range(6):
+        rater, session = enroll(study)
+        given = _next(rater, session, django_capture_on_commit_callbacks)
+        assert given is not None
+        assert gone not in (given.item_id, given.right_item_id)
+    assert ranking_counts.study_items(study=study).kept  # still the kept list that named it
+
+
+@pytest.mark.parametrize("kind", ["scorecard", "turing", "pair"])
+def test_nothing_left_is_decided_on_the_study_items_as_they_are_now(
+    kind, django_capture_on_commit_callbacks
+):
+    # Every kept item is done for this rater; items imported since are given, not "nothing left".
+    study = _study(kind, adaptive_pairing=False)
+    first = _items(study, 2, topic="cats")
+    assert len(ranking_counts.study_items(study=study).counts) == 2
+    rater, session = enroll(study)
+    answered = _next(rater, session, django_capture_on_commit_callbacks)
+    assert answered is not None
+    Assignment.objects.filter(pk=answered.pk).update(status="done")
+    if kind != "pair":
+        again = _next(rater, session, django_capture_on_commit_callbacks)
+        assert again is not None
+        Assignment.objects.filter(pk=again.pk).update(status="done")
+    new = [ItemFactory(study=study, external_id=f"new{i}", topic="dogs") for i in range(2)]
+    given = _next(rater, session, django_capture_on_commit_callbacks)
+    assert given is not None
+    assert given.item_id in {item.pk for item in new}
+    assert {given.item_id, given.right_item_id} - {None} <= {item.pk for item in new}
+    assert {item.pk for item in first}.isdisjoint({given.item_id, given.right_item_id})

@@ -10,7 +10,8 @@ import pytest
 from django.apps import apps as registry
 from django.test import Client
 
-from apps.assignments.services import _study_items, assignment_next
+from apps.assignments.selectors import study_items_to_rank
+from apps.assignments.services import assignment_next
 from apps.core.errors import Conflict, NotFound
 from apps.raters.services import rater_enroll
 from apps.screening.models import (
@@ -220,11 +221,11 @@ def test_a_held_item_is_left_out_of_the_rater_flow(owner):
     study.save()
     rude = item(study, "rude")
     enrollment = _enroll(study)
-    assert _study_items(study, enrollment.rater) == []
+    assert study_items_to_rank(study=study) == []
     assert assignment_next(rater=enrollment.rater, session=enrollment.session) is None
 
     item_offense_release(study=study, item_id=rude.pk, user=owner)
-    assert [i.pk for i in _study_items(study, enrollment.rater)] == [rude.pk]
+    assert [row[0] for row in study_items_to_rank(study=study)] == [rude.pk]
     assignment = assignment_next(rater=enrollment.rater, session=enrollment.session)
     assert assignment is not None
     assert assignment.item_id == rude.pk
