@@ -250,18 +250,24 @@ def proportion_ci(
     return Interval(result.estimate, low, high, result.n)
 
 
-def _cluster_draws(rng: np.random.Generator, n_clusters: int, r: int) -> np.ndarray:
-    """(n_clusters, r) multiplicities of each cluster in r resamples of n_clusters clusters.
+def multiplicities(rng: np.random.Generator, n_units: int, r: int) -> np.ndarray:
+    """(r, n_units) counts, as floats, of each unit in r resamples of n_units units drawn with
+    replacement: each row is a Multinomial(n_units, 1/n_units) vector.
 
-    Each column counts n_clusters uniform draws with replacement, a Multinomial(n_clusters,
-    1/n_clusters) vector. Counted from index draws with one flat bincount: linear in the number
-    of clusters, where numpy's multinomial runs one binomial per cluster and round (with 75,000
-    one-grade raters, 13 ms a round).
+    Counted from index draws with one flat bincount: linear in the number of units, where
+    numpy's multinomial runs one binomial per unit and round (with 75,000 one-grade raters,
+    13 ms a round). Every bootstrap here that resamples raters or units draws through this, so
+    the same seed gives the same resamples whichever statistic reads them.
     """
-    idx = rng.integers(0, n_clusters, size=(r, n_clusters))
-    idx += (np.arange(r, dtype=np.int64) * n_clusters)[:, None]
-    counts = np.bincount(idx.ravel(), minlength=r * n_clusters).reshape(r, n_clusters)
-    return counts.T.astype(np.float64)
+    idx = rng.integers(0, n_units, size=(r, n_units))
+    idx += (np.arange(r, dtype=np.int64) * n_units)[:, None]
+    return np.bincount(idx.ravel(), minlength=r * n_units).reshape(r, n_units).astype(np.float64)
+
+
+def cluster_draws(rng: np.random.Generator, n_clusters: int, r: int) -> np.ndarray:
+    """(n_clusters, r) multiplicities of each cluster in r resamples (`multiplicities`, one
+    column a round), for products of per-cluster totals with the rounds."""
+    return multiplicities(rng, n_clusters, r).T
 
 
 def _grouped_boot_clustered(
@@ -303,7 +309,7 @@ def _grouped_boot_clustered(
     chunk = max(1, _BATCH_ELEMENTS // max(n_clusters, total))
     for start in range(0, rounds, chunk):
         r = min(chunk, rounds - start)
-        prod = np.asarray(stacked @ _cluster_draws(rng, n_clusters, r))
+        prod = np.asarray(stacked @ cluster_draws(rng, n_clusters, r))
         with np.errstate(invalid="ignore", divide="ignore"):
             # A round that draws none of a group's raters has no mean for it (nan, skipped).
             out[:, start : start + r] = prod[:total] / np.where(
@@ -513,10 +519,7 @@ def bootstrap_weights(
     rng = np.random.default_rng(seed)
     size = chunk or max(1, _BATCH_ELEMENTS // max(n_units, 1))
     for start in range(0, rounds, size):
-        r = min(size, rounds - start)
-        idx = rng.integers(0, n_units, size=(r, n_units))
-        idx += (np.arange(r, dtype=np.int64) * n_units)[:, None]
-        yield np.bincount(idx.ravel(), minlength=r * n_units).reshape(r, n_units).astype(np.float64)
+        yield multiplicities(rng, n_units, min(size, rounds - start))
 
 
 def bootstrap_weighted_statistic(

@@ -36,6 +36,19 @@ def has_repeats(key: np.ndarray) -> bool:
     return bool((ordered[1:] == ordered[:-1]).any())
 
 
+def has_repeated_pairs(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether any (a, b) pair of integer indices occurs more than once: a rater who rated an
+    item twice, where the statistics take one rating per rater and item."""
+    first = np.asarray(a).astype(np.int64, copy=False)
+    second = np.asarray(b).astype(np.int64, copy=False)
+    if first.size < 2:
+        return False
+    width = int(second.max()) + 1
+    if first.min() < 0 or second.min() < 0 or int(first.max()) >= np.iinfo(np.int64).max // width:
+        return distinct_pairs(first, second).shape[1] != first.size
+    return has_repeats(first * width + second)
+
+
 def _run_starts(ordered: np.ndarray) -> npt.NDArray[np.bool_]:
     starts = np.ones(ordered.size, dtype=bool)
     starts[1:] = ordered[1:] != ordered[:-1]

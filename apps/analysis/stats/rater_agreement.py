@@ -38,7 +38,7 @@ import numpy.typing as npt
 from scipy import sparse
 from scipy.special import stdtrit
 
-from apps.analysis.stats.keys import has_repeats
+from apps.analysis.stats.keys import has_repeated_pairs
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -68,10 +68,8 @@ def _long_form(
         raise ValueError("item and rater must hold integer indices")
     keep = ~np.isnan(value_a)
     item_a, rater_a, value_a = item_a[keep], rater_a[keep], value_a[keep]
-    if item_a.size > 1:
-        key = item_a.astype(np.int64) * (int(rater_a.max()) + 1) + rater_a.astype(np.int64)
-        if has_repeats(key):
-            raise ValueError("a rater rated an item more than once; one rating per rater and item")
+    if has_repeated_pairs(item_a, rater_a):
+        raise ValueError("a rater rated an item more than once; one rating per rater and item")
     return item_a.astype(np.int64), rater_a.astype(np.int64), value_a
 
 

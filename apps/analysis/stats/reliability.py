@@ -174,8 +174,9 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 from scipy.special import ndtr, stdtrit
 
+from apps.analysis.stats.bootstrap import cluster_draws
 from apps.analysis.stats.bradley_terry import DEFAULT_ALPHA, _newton, bt_fit
-from apps.analysis.stats.keys import has_repeats
+from apps.analysis.stats.keys import has_repeated_pairs
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -303,10 +304,8 @@ def _ratings(
     if it.size and (it.min() < 0 or it.max() >= n_items):
         raise ValueError("item index out of range [0, n_items)")
     ra = _relabelled(ra)
-    if it.size > 1:
-        key = it * (int(ra.max()) + 1) + ra
-        if has_repeats(key):
-            raise ValueError("a rater rated an item more than once; one rating per rater and item")
+    if has_repeated_pairs(it, ra):
+        raise ValueError("a rater rated an item more than once; one rating per rater and item")
     return it, ra, va
 
 
@@ -769,11 +768,7 @@ def _bootstrap_icc(
     chunk = max(1, _BATCH_ELEMENTS // max(n_items, n_raters, 1))
     for first in range(0, rounds, chunk):
         r = min(chunk, rounds - first)
-        # Multiplicities of each rater in r resamples of n_raters raters with replacement.
-        idx = rng.integers(0, n_raters, size=(r, n_raters))
-        idx += (np.arange(r, dtype=np.int64) * n_raters)[:, None]
-        draw = np.bincount(idx.ravel(), minlength=r * n_raters).reshape(r, n_raters).T
-        draw = draw.astype(np.float64)
+        draw = cluster_draws(rng, n_raters, r)
         total_n, total_s, total_q = rater_totals @ draw
         boot[first : first + r] = _one_way(
             np.asarray(per_count @ draw), np.asarray(per_sum @ draw), total_n, total_s, total_q

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from apps.analysis.stats.keys import distinct_pairs, has_repeats
+from apps.analysis.stats.keys import distinct_pairs, has_repeated_pairs, has_repeats
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -36,3 +36,17 @@ def test_has_repeats_is_whether_a_key_occurs_twice() -> None:
     assert has_repeats(np.array([5, 1, 9, 1]))
     assert not has_repeats(np.zeros(0, np.int64))
     assert not has_repeats(np.array([7]))
+
+
+def test_has_repeated_pairs_is_whether_a_pair_occurs_twice() -> None:
+    items = np.array([0, 1, 0, 2])
+    assert not has_repeated_pairs(items, np.array([3, 3, 4, 3]))
+    assert has_repeated_pairs(items, np.array([3, 3, 3, 4]))
+    assert not has_repeated_pairs(np.zeros(0, np.int64), np.zeros(0, np.int64))
+    assert not has_repeated_pairs(np.array([1]), np.array([1]))
+    # Negative or wide indices, which one combined key cannot hold, are compared as pairs.
+    assert has_repeated_pairs(np.array([-1, 2, -1]), np.array([0, 0, 0]))
+    assert not has_repeated_pairs(np.array([-1, 2, 1]), np.array([0, 0, 0]))
+    wide = np.array([2**40, 2**40, 1])
+    assert has_repeated_pairs(wide, np.array([2**30, 2**30, 0]))
+    assert not has_repeated_pairs(wide, np.array([2**30, 2**30 - 1, 0]))

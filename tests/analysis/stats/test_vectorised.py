@@ -19,10 +19,10 @@ from apps.analysis.stats.agreement import (
     krippendorff_alpha_ci,
 )
 from apps.analysis.stats.bootstrap import (
-    _cluster_draws,
     bootstrap_statistic,
     bootstrap_weighted_statistic,
     bootstrap_weights,
+    cluster_draws,
     grouped_mean_ci,
     grouped_mean_ci_many,
 )
@@ -104,7 +104,7 @@ def test_alpha_and_kappa_intervals_keep_their_values_for_a_seed() -> None:
 
 
 def test_cluster_draws_are_multinomial_counts() -> None:
-    draws = _cluster_draws(np.random.default_rng(0), 50, 4000)
+    draws = cluster_draws(np.random.default_rng(0), 50, 4000)
     assert draws.shape == (50, 4000)
     assert np.all(draws.sum(axis=0) == 50)
     # Each cluster's count is Binomial(50, 1/50): mean 1, variance 0.98.
