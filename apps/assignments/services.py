@@ -477,7 +477,7 @@ def _choose(
 
 def _with_items(assignment: Assignment, held: dict[int, Item]) -> Assignment:
     """The new assignment with its item(s), for the page that shows them: as their lock read
-    them, else (an attention check, or SQLite, where nothing is locked) in one query."""
+    them, else (an attention check) in one query."""
     ids = [assignment.item_id]
     if assignment.right_item_id is not None:
         ids.append(assignment.right_item_id)
