@@ -124,6 +124,14 @@ def test_raters_who_stated_no_languages_are_their_own_group(study):
     assert by_rater["en"]["n_raters"] == READERS["en"] - 1
 
 
+def test_a_raters_languages_are_one_group_whatever_their_stored_order(study):
+    bilingual = [r for r in Rater.objects.filter(study=study) if len(r.languages) == 2]
+    Rater.objects.filter(pk=bilingual[0].pk).update(languages=["zh", "en"])
+    Rater.objects.filter(pk=bilingual[1].pk).update(languages=["en", "zh", "en"])
+    by_rater = study_aggregate(study=study, rounds=20, seed=3).payload["groups"]["rater_language"]
+    assert {name: group["n_raters"] for name, group in by_rater.items()} == READERS
+
+
 def test_a_rater_languages_change_changes_the_input_hash(study):
     first = study_aggregate(study=study, rounds=20, seed=3).input_hash
     Rater.objects.filter(external_id="r01").update(languages=["en", "zh"])
