@@ -34,7 +34,6 @@ from apps.analysis.stats.agreement import (
 from apps.analysis.stats.boards import reliability_section, style_section
 from apps.analysis.stats.bootstrap import (
     _wilson,
-    grouped_mean_ci,
     grouped_mean_ci_many,
     grouped_proportion_ci,
     proportion_ci,
@@ -743,8 +742,10 @@ def _group_tables(
 ) -> dict[str, dict[str, Any]]:
     """Per dimension (model, level, ...), per group of items: means with rater-clustered CIs,
     offense rate, Turing accuracy; with `background`, also the means split by the rater's
-    background group (`background`). One resample of the raters per round serves every
-    dimension of a question (bootstrap.grouped_mean_ci_many)."""
+    background group (`background`) and, where the raters' languages are known, by the
+    languages the rater reads (`rater_language`: "en", "zh", "en+zh", "unstated"). One resample
+    of the raters per round serves every dimension of a question
+    (bootstrap.grouped_mean_ci_many): the rater groupings cost no draws of their own."""
     codes = {dimension: _codes(values) for dimension, values in labels.items()}
     tables: dict[str, dict[str, Any]] = {
         dimension: {name: {"n_items": int(np.sum(item_group == g))} for g, name in enumerate(names)}
@@ -753,11 +754,21 @@ def _group_tables(
     rater_group, group_names = _rater_groups(inputs)
     # Raters of unknown background go to one extra group, computed and then left out.
     rater_group = np.where(rater_group < 0, len(group_names), rater_group)
+    rater_dimensions: list[tuple[str, np.ndarray, int]] = []
     if background:
         tables["background"] = {
             name: {"n_raters": int(np.sum(rater_group == g)), "questions": {}}
             for g, name in enumerate(group_names)
         }
+        # The extra group of unknown backgrounds is computed with the others and left out.
+        rater_dimensions.append(("background", rater_group, len(group_names) + 1))
+        if inputs.rater_languages:
+            language_group, language_names = _codes(inputs.rater_languages)
+            tables["rater_language"] = {
+                name: {"n_raters": int(np.sum(language_group == g)), "questions": {}}
+                for g, name in enumerate(language_names)
+            }
+            rater_dimensions.append(("rater_language", language_group, len(language_names)))
     for q, question in enumerate(inputs.questions):
         if question.kind == "choice":
             continue  # an option's index has no mean: see choices.py
@@ -766,8 +777,9 @@ def _group_tables(
             (item_group[inputs.score_item[rows]], len(names))
             for item_group, names in codes.values()
         ]
-        if background:
-            groupings.append((rater_group[inputs.score_rater[rows]], len(group_names) + 1))
+        groupings.extend(
+            (group[inputs.score_rater[rows]], size) for _, group, size in rater_dimensions
+        )
         stats = grouped_mean_ci_many(
             inputs.score_value[rows],
             groupings,
@@ -776,7 +788,7 @@ def _group_tables(
             seed=seed + q,
             level=LEVEL,
         )
-        dimensions = [*codes, *(["background"] if background else [])]
+        dimensions = [*codes, *(name for name, _, _ in rater_dimensions)]
         for dimension, (est, low, high, n) in zip(dimensions, stats, strict=True):
             for g, name in enumerate(tables[dimension]):
                 tables[dimension][name].setdefault("questions", {})[question.name] = _interval(
@@ -830,32 +842,6 @@ def _group_tables(
                     .get(inputs.offense_question),
                 }
     return tables
-
-
-def _rater_language_table(inputs: StudyInputs, seed: int, rounds: int) -> dict[str, Any]:
-    """The same means split by the languages the rater reads ("en", "zh", "en+zh",
-    "unstated"): rows grouped by rater, not item."""
-    rater_group, names = _codes(inputs.rater_languages)
-    table: dict[str, Any] = {
-        name: {"n_raters": int(np.sum(rater_group == g)), "questions": {}}
-        for g, name in enumerate(names)
-    }
-    for q, question in enumerate(inputs.questions):
-        if question.kind == "choice":
-            continue  # an option's index has no mean: see choices.py
-        rows = _question_rows(inputs, q)
-        est, low, high, n = grouped_mean_ci(
-            inputs.score_value[rows],
-            rater_group[inputs.score_rater[rows]],
-            len(names),
-            clusters=inputs.score_rater[rows],
-            rounds=rounds,
-            seed=seed + q,
-            level=LEVEL,
-        )
-        for g, name in enumerate(names):
-            table[name]["questions"][question.name] = _interval(est[g], low[g], high[g], int(n[g]))
-    return table
 
 
 def _turing(
@@ -1211,8 +1197,6 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
     groups: dict[str, Any] = _group_tables(
         inputs, labels, items, seed + _SEED_GROUPS, rounds, background=True
     )
-    if inputs.rater_languages:
-        groups["rater_language"] = _rater_language_table(inputs, seed + _SEED_GROUPS + 950, rounds)
     public_agreement = {
         name: {
             **{key: value for key, value in entry.items() if not key.startswith("_")},
