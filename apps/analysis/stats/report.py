@@ -760,7 +760,6 @@ def _group_tables(
             name: {"n_raters": int(np.sum(rater_group == g)), "questions": {}}
             for g, name in enumerate(group_names)
         }
-        # The extra group of unknown backgrounds is computed with the others and left out.
         rater_dimensions.append(("background", rater_group, len(group_names) + 1))
         if inputs.rater_languages:
             language_group, language_names = _codes(inputs.rater_languages)
