@@ -55,7 +55,7 @@ def test_the_raters_languages_draw_no_raters_of_their_own(monkeypatch: pytest.Mo
     assert sum(drawn) == without
 
 
-def _clustered_figures(groups: dict[str, Any]) -> dict[str, Any]:
+def _other_groupings(groups: dict[str, Any]) -> dict[str, Any]:
     return {
         dimension: table for dimension, table in groups.items() if dimension != "rater_language"
     }
@@ -65,7 +65,7 @@ def test_the_languages_grouping_changes_no_other_groupings_figures():
     plain = compute_results(golden_inputs(), seed=7, rounds=40)
     with_languages = compute_results(_with_languages(golden_inputs()), seed=7, rounds=40)
     assert "rater_language" not in plain["groups"]
-    assert _clustered_figures(with_languages["groups"]) == plain["groups"]
+    assert _other_groupings(with_languages["groups"]) == plain["groups"]
 
 
 def test_each_language_split_holds_its_raters_means_inside_their_interval():
