@@ -126,6 +126,10 @@ def _json_object(name: str) -> dict[str, str]:
     return value
 
 
+# Reads compiled once are also planned once per connection on PostgreSQL (apps/core/compiled.py).
+DB_PREPARED_READS = env_bool("DB_PREPARED_READS", True)
+
+
 def _database_config() -> dict[str, Any]:
     url = env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'laughlab.sqlite3'}")
     try:

@@ -77,6 +77,8 @@ class Recorder:
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
 
+        from apps.core.compiled import readable
+
         profiling = keep and kind == self.profile_kind
         with CaptureQueriesContext(connection) as queries:
             started = time.perf_counter()
@@ -90,13 +92,13 @@ class Recorder:
             cpu = (time.process_time() - cpu) * 1000
         if keep:
             self.samples[kind].append((len(queries.captured_queries), elapsed, cpu))
-            self.statements[kind][len(queries.captured_queries)] = [
-                q["sql"] for q in queries.captured_queries
-            ]
+            # A prepared read's EXECUTE shown as the SQL it runs (apps/core/compiled.py).
+            sent = [readable(q["sql"]) for q in queries.captured_queries]
+            self.statements[kind][len(queries.captured_queries)] = sent
             if profiling:
-                self.last_queries = [q["sql"] for q in queries.captured_queries]
-                for query in queries.captured_queries:
-                    self.query_time[query["sql"][:90]].append(float(query["time"]) * 1000)
+                self.last_queries = sent
+                for sql, query in zip(sent, queries.captured_queries, strict=True):
+                    self.query_time[sql[:90]].append(float(query["time"]) * 1000)
         return response
 
     def report_statements(self) -> None:

@@ -15,6 +15,7 @@ from django.utils import timezone
 from apps.analysis import services
 from apps.analysis.models import AggregationState, StudyResult
 from apps.analysis.services import aggregate_sweep, study_aggregate, study_results_request
+from apps.core.compiled import readable
 from apps.core.errors import DomainError
 from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
 
@@ -114,10 +115,11 @@ def test_a_new_run_replaces_the_stored_document_without_reading_it(demo_study):
     first = study_aggregate(study=demo_study, rounds=50)
     with CaptureQueriesContext(connection) as queries:
         second = study_aggregate(study=demo_study, rounds=60)
+    sent = [readable(q["sql"]) for q in queries.captured_queries]
     reads = [
-        q["sql"]
-        for q in queries.captured_queries
-        if q["sql"].lstrip().upper().startswith("SELECT") and "analysis_studyresult" in q["sql"]
+        sql
+        for sql in sent
+        if sql.lstrip().upper().startswith("SELECT") and "analysis_studyresult" in sql
     ]
     assert reads, "the run looks its result row up"
     assert not any('"payload"' in sql for sql in reads)
@@ -208,7 +210,7 @@ def queued_with_countdown(monkeypatch, settings):  # type: ignore[no-untyped-def
 def _statements(callback: Any) -> list[str]:
     with CaptureQueriesContext(connection) as queries:
         callback()
-    return [q["sql"] for q in queries.captured_queries]
+    return [readable(q["sql"]) for q in queries.captured_queries]
 
 
 def test_evidence_within_a_queued_runs_debounce_is_not_marked_again(

@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from apps.assignments import ranking_counts
 from apps.assignments.models import Assignment
 from apps.assignments.services import assignment_next
+from apps.core.compiled import readable
 from apps.core.errors import Busy
 from apps.judgments.models import ScoreResponse
 from apps.judgments.submission import AnswerIn, score_response_submit
@@ -393,7 +394,7 @@ def test_the_item_given_out_is_read_by_its_lock_not_again_after_the_insert(
     with CaptureQueriesContext(connection) as queries:
         task = assignment_next(rater=enrollment.rater, session=enrollment.session)
     assert task is not None
-    statements = [q["sql"] for q in queries.captured_queries]
+    statements = [readable(q["sql"]) for q in queries.captured_queries]
     inserted = next(i for i, sql in enumerate(statements) if sql.startswith("INSERT"))
     assert not [sql for sql in statements[inserted:] if '"studies_item"' in sql]
     shown = [task.item] if kind != "pair" else [task.item, task.right_item]

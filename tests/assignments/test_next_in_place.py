@@ -19,6 +19,7 @@ from django.test.utils import CaptureQueriesContext
 
 from apps.assignments.models import Assignment
 from apps.assignments.views import next_task_in_place
+from apps.core.compiled import readable
 from apps.judgments.models import ScoreResponse, TuringJudgment
 from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Item, Study
@@ -293,11 +294,8 @@ def test_a_malformed_request_for_the_next_task_is_refused_whole(
 
 
 def _reads_the_study_alone(queries: CaptureQueriesContext) -> list[str]:
-    return [
-        q["sql"]
-        for q in queries.captured_queries
-        if re.match(r'SELECT .* FROM "studies_study"', q["sql"])
-    ]
+    sent = [readable(q["sql"]) for q in queries.captured_queries]
+    return [sql for sql in sent if re.match(r'SELECT .* FROM "studies_study"', sql)]
 
 
 def test_the_study_is_read_with_the_rater_not_before_them() -> None:

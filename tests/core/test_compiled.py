@@ -8,14 +8,16 @@ from unittest import mock
 
 import pytest
 from django.contrib.sessions.models import Session
-from django.db import IntegrityError, transaction
+from django.db import DataError, IntegrityError, connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper, Q, signals
 from django.db.models.sql.compiler import SQLCompiler, SQLInsertCompiler
 from django.db.transaction import TransactionManagementError
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.assignments.models import Assignment
-from apps.core.compiled import CompiledInsert, CompiledRead, CompiledReadError
+from apps.core import compiled
+from apps.core.compiled import CompiledInsert, CompiledRead, CompiledReadError, readable
 from apps.core.sessions import SessionStore
 from apps.judgments.models import ScoreAnswer
 from apps.raters.models import Rater, RaterSession
@@ -236,3 +238,102 @@ def test_a_compiled_insert_is_only_for_a_model_of_one_table_with_an_automatic_ke
     with pytest.raises(CompiledReadError, match="automatic key"):
         CompiledInsert(Session)(session_key="k" * 32, session_data="", expire_date=timezone.now())
     assert not Session.objects.exists()
+
+
+# Planned once per connection on PostgreSQL -------------------------------------------------
+
+
+def _sent(read, *args):  # type: ignore[no-untyped-def]
+    """What one call sent, and what it returned."""
+    with CaptureQueriesContext(connection) as sent:
+        rows = read(*args)
+    return [query["sql"] for query in sent.captured_queries], rows
+
+
+def _held() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT name FROM pg_prepared_statements")
+        return {name for (name,) in cursor.fetchall()}
+
+
+def test_placeholders_are_numbered_for_prepare_and_a_literal_percent_stays():
+    sql = "SELECT a FROM t WHERE b = %s AND c LIKE 'x%%' AND d = %s"
+    assert compiled._numbered(sql) == "SELECT a FROM t WHERE b = $1 AND c LIKE 'x%%' AND d = $2"
+
+
+def test_on_postgresql_a_read_is_prepared_on_its_first_call_and_then_only_executed(postgres_only):
+    read = CompiledRead(_assignment_for_rater)
+    first, second = AssignmentFactory(), AssignmentFactory()
+    sent, rows = _sent(read, first.pk, first.rater_id)
+    # One round trip: the PREPARE travels with the first EXECUTE.
+    assert len(sent) == 1
+    assert sent[0].startswith("PREPARE laughlab_read_")
+    name = sent[0].split()[1]
+    assert name in _held()
+    for assignment in (second, first):
+        sent, rows = _sent(read, assignment.pk, assignment.rater_id)
+        assert sent == [f"EXECUTE {name} ({assignment.pk}, {assignment.rater_id})"]
+        (expected,) = _assignment_for_rater(assignment.pk, assignment.rater_id)
+        assert _fields(rows[0]) == _fields(expected)
+        assert _fields(rows[0].item) == _fields(expected.item)
+    assert read(first.pk, second.rater_id) == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_connection_prepares_the_read_again(postgres_only):
+    read = CompiledRead(_assignment_for_rater)
+    assignment = AssignmentFactory()
+    read(assignment.pk, assignment.rater_id)
+    connection.close()
+    sent, rows = _sent(read, assignment.pk, assignment.rater_id)
+    assert sent[0].startswith("PREPARE ")
+    assert [r.pk for r in rows] == [assignment.pk]
+    sent, _ = _sent(read, assignment.pk, assignment.rater_id)
+    assert sent[0].startswith("EXECUTE ")
+
+
+def test_a_statement_prepared_in_a_rolled_back_transaction_is_still_held(postgres_only):
+    read = CompiledRead(_assignment_for_rater)
+    assignment = AssignmentFactory()
+    with transaction.atomic():
+        read(assignment.pk, assignment.rater_id)
+        transaction.set_rollback(True)
+    sent, rows = _sent(read, assignment.pk, assignment.rater_id)
+    assert sent[0].startswith("EXECUTE ")
+    assert [r.pk for r in rows] == [assignment.pk]
+
+
+def test_a_call_that_fails_after_its_prepare_leaves_the_next_call_working(postgres_only):
+    read = CompiledRead(_assignment_for_rater)
+    assignment = AssignmentFactory()
+    # Out of bigint's range: the PREPARE succeeds, the EXECUTE fails, and the statement stays.
+    with pytest.raises(DataError), transaction.atomic():
+        read(2**70, assignment.rater_id)
+    sent, rows = _sent(read, assignment.pk, assignment.rater_id)
+    # The server is asked what it holds, and the statement is not prepared twice.
+    assert sent[0] == "SELECT name FROM pg_prepared_statements"
+    assert sent[1].startswith("EXECUTE ")
+    assert [r.pk for r in rows] == [assignment.pk]
+
+
+def test_prepared_reads_can_be_turned_off(postgres_only, settings):
+    settings.DB_PREPARED_READS = False
+    read = CompiledRead(_assignment_for_rater)
+    assignment = AssignmentFactory()
+    for _ in range(2):
+        sent, rows = _sent(read, assignment.pk, assignment.rater_id)
+        assert sent[0].startswith("SELECT ")
+        assert [r.pk for r in rows] == [assignment.pk]
+
+
+def test_a_prepared_reads_statements_read_back_as_their_sql_and_values(postgres_only):
+    read = CompiledRead(_assignment_for_rater)
+    assignment = AssignmentFactory()
+    for _ in range(2):  # the PREPARE with its EXECUTE, then the EXECUTE alone
+        sent, _rows = _sent(read, assignment.pk, assignment.rater_id)
+        shown = readable(sent[0])
+        assert shown.startswith('SELECT "assignments_assignment"."id"')
+        assert '"assignments_assignment"."id" = $1' in shown
+        assert shown.endswith(f"/* {assignment.pk}, {assignment.rater_id} */")
+    assert readable("SELECT 1") == "SELECT 1"
+    assert readable("EXECUTE not_ours (1)") == "EXECUTE not_ours (1)"
