@@ -250,6 +250,19 @@ def _sent(read, *args):  # type: ignore[no-untyped-def]
     return [query["sql"] for query in sent.captured_queries], rows
 
 
+def _read_back(read, assignment) -> list[str]:  # type: ignore[no-untyped-def]
+    """What reading `assignment` sent; the read must find it."""
+    sent, rows = _sent(read, assignment.pk, assignment.rater_id)
+    assert [row.pk for row in rows] == [assignment.pk]
+    return sent
+
+
+@pytest.fixture
+def assignment_read(postgres_only):  # type: ignore[no-untyped-def]
+    """A compiled read of the rater's assignment, not yet called, and an assignment to read."""
+    return CompiledRead(_assignment_for_rater), AssignmentFactory()
+
+
 def _held() -> set[str]:
     with connection.cursor() as cursor:
         cursor.execute("SELECT name FROM pg_prepared_statements")
@@ -261,10 +274,12 @@ def test_placeholders_are_numbered_for_prepare_and_a_literal_percent_stays():
     assert compiled._numbered(sql) == "SELECT a FROM t WHERE b = $1 AND c LIKE 'x%%' AND d = $2"
 
 
-def test_on_postgresql_a_read_is_prepared_on_its_first_call_and_then_only_executed(postgres_only):
-    read = CompiledRead(_assignment_for_rater)
-    first, second = AssignmentFactory(), AssignmentFactory()
-    sent, rows = _sent(read, first.pk, first.rater_id)
+def test_on_postgresql_a_read_is_prepared_on_its_first_call_and_then_only_executed(
+    assignment_read,
+):
+    read, first = assignment_read
+    second = AssignmentFactory()
+    sent = _read_back(read, first)
     # One round trip: the PREPARE travels with the first EXECUTE.
     assert len(sent) == 1
     assert sent[0].startswith("PREPARE laughlab_read_")
@@ -280,58 +295,44 @@ def test_on_postgresql_a_read_is_prepared_on_its_first_call_and_then_only_execut
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_new_connection_prepares_the_read_again(postgres_only):
-    read = CompiledRead(_assignment_for_rater)
-    assignment = AssignmentFactory()
-    read(assignment.pk, assignment.rater_id)
+def test_a_new_connection_prepares_the_read_again(assignment_read):
+    read, assignment = assignment_read
+    _read_back(read, assignment)
     connection.close()
-    sent, rows = _sent(read, assignment.pk, assignment.rater_id)
-    assert sent[0].startswith("PREPARE ")
-    assert [r.pk for r in rows] == [assignment.pk]
-    sent, _ = _sent(read, assignment.pk, assignment.rater_id)
-    assert sent[0].startswith("EXECUTE ")
+    assert _read_back(read, assignment)[0].startswith("PREPARE ")
+    assert _read_back(read, assignment)[0].startswith("EXECUTE ")
 
 
-def test_a_statement_prepared_in_a_rolled_back_transaction_is_still_held(postgres_only):
-    read = CompiledRead(_assignment_for_rater)
-    assignment = AssignmentFactory()
+def test_a_statement_prepared_in_a_rolled_back_transaction_is_still_held(assignment_read):
+    read, assignment = assignment_read
     with transaction.atomic():
-        read(assignment.pk, assignment.rater_id)
+        _read_back(read, assignment)
         transaction.set_rollback(True)
-    sent, rows = _sent(read, assignment.pk, assignment.rater_id)
-    assert sent[0].startswith("EXECUTE ")
-    assert [r.pk for r in rows] == [assignment.pk]
+    assert _read_back(read, assignment)[0].startswith("EXECUTE ")
 
 
-def test_a_call_that_fails_after_its_prepare_leaves_the_next_call_working(postgres_only):
-    read = CompiledRead(_assignment_for_rater)
-    assignment = AssignmentFactory()
+def test_a_call_that_fails_after_its_prepare_leaves_the_next_call_working(assignment_read):
+    read, assignment = assignment_read
     # Out of bigint's range: the PREPARE succeeds, the EXECUTE fails, and the statement stays.
     with pytest.raises(DataError), transaction.atomic():
         read(2**70, assignment.rater_id)
-    sent, rows = _sent(read, assignment.pk, assignment.rater_id)
+    sent = _read_back(read, assignment)
     # The server is asked what it holds, and the statement is not prepared twice.
     assert sent[0] == "SELECT name FROM pg_prepared_statements"
     assert sent[1].startswith("EXECUTE ")
-    assert [r.pk for r in rows] == [assignment.pk]
 
 
-def test_prepared_reads_can_be_turned_off(postgres_only, settings):
+def test_prepared_reads_can_be_turned_off(assignment_read, settings):
     settings.DB_PREPARED_READS = False
-    read = CompiledRead(_assignment_for_rater)
-    assignment = AssignmentFactory()
+    read, assignment = assignment_read
     for _ in range(2):
-        sent, rows = _sent(read, assignment.pk, assignment.rater_id)
-        assert sent[0].startswith("SELECT ")
-        assert [r.pk for r in rows] == [assignment.pk]
+        assert _read_back(read, assignment)[0].startswith("SELECT ")
 
 
-def test_a_prepared_reads_statements_read_back_as_their_sql_and_values(postgres_only):
-    read = CompiledRead(_assignment_for_rater)
-    assignment = AssignmentFactory()
+def test_a_prepared_reads_statements_read_back_as_their_sql_and_values(assignment_read):
+    read, assignment = assignment_read
     for _ in range(2):  # the PREPARE with its EXECUTE, then the EXECUTE alone
-        sent, _rows = _sent(read, assignment.pk, assignment.rater_id)
-        shown = readable(sent[0])
+        shown = readable(_read_back(read, assignment)[0])
         assert shown.startswith('SELECT "assignments_assignment"."id"')
         assert '"assignments_assignment"."id" = $1' in shown
         assert shown.endswith(f"/* {assignment.pk}, {assignment.rater_id} */")
