@@ -101,9 +101,9 @@ class _Prepared:
 
 def _prepared_statement(sql: str, n_params: int) -> _Prepared:
     name = f"laughlab_read_{next(_statement_numbers)}"
-    _statements[name] = _numbered(sql)
+    _statements[name] = numbered = _numbered(sql)
     execute = f"EXECUTE {name}" + (f" ({', '.join(['%s'] * n_params)})" if n_params else "")
-    return _Prepared(name, f"PREPARE {name} AS {_numbered(sql)}; {execute}", execute)
+    return _Prepared(name, f"PREPARE {name} AS {numbered}; {execute}", execute)
 
 
 def _run_prepared(connection: Any, cursor: Any, prepared: _Prepared, params: list[Any]) -> None:
