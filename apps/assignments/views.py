@@ -6,6 +6,7 @@ the templates receive only what a rater may see (see `task_view_model`).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -292,17 +293,18 @@ def next_task_in_place(
     request: HttpRequest,
     study: Study,
     rater: Rater,
-    layout: str = "",
+    layouts: Collection[str] = (),
     session: RaterSession | None = None,
 ) -> dict[str, Any] | None:
     """The rater's next task, for the page they are on to show in place of the one just
     answered (the submit's `with_next`), so the next page is not a request of its own.
 
-    Only what the page does not have is rendered: for a task of the page's own `layout`, its
-    items (`content`); for any other (another kind, a self-explanation to judge, a changed
-    rubric), the task's whole form (`form`); and the progress. None when the next page is no
-    task (the end, a closed study, a session over): the page then loads `next` as before, and
-    that page does what ends a session. `session`: the rater's, when the caller has read it.
+    Only what the page does not have is rendered: for a task of a layout whose form the page
+    has (its own, or one it keeps from an earlier task: `layouts`), its items (`content`); for
+    any other (a kind not shown yet, a self-explanation to judge, a changed rubric), the task's
+    whole form (`form`); and the progress. None when the next page is no task (the end, a
+    closed study, a session over): the page then loads `next` as before, and that page does
+    what ends a session. `session`: the rater's, when the caller has read it.
     """
     if study.status != Study.Status.OPEN:
         return None
@@ -323,7 +325,7 @@ def next_task_in_place(
         return None
     else:
         next_layout = task_layout(study, assignment.kind)
-        in_place = bool(layout) and layout == next_layout
+        in_place = next_layout in layouts
         context = _task_context(study, assignment, session, done, questions=not in_place)
         task = {"kind": assignment.kind, "id": assignment.pk, "layout": next_layout}
         if in_place:

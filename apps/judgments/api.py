@@ -77,7 +77,7 @@ def _with_next(
         # After the answer's commit, as the next page's request would: the task page's own
         # choice, so the answer and the next task share this request's study, rater and session.
         body["task"] = next_task_in_place(
-            request._request, rater.study, rater, values["layout"], session
+            request._request, rater.study, rater, {values["layout"], *values["layouts"]}, session
         )
 
 

@@ -13,6 +13,11 @@ class _Common(serializers.Serializer):
     active_ms = serializers.IntegerField(min_value=0, max_value=21_600_000)
 
 
+# How many forms a rater page keeps for showing later tasks in place (rater.js): one per kind
+# of task, and room for a rubric changed during the session.
+MAX_KEPT_LAYOUTS = 8
+
+
 class _WithNext(serializers.Serializer):
     with_next = serializers.BooleanField(
         required=False,
@@ -27,6 +32,15 @@ class _WithNext(serializers.Serializer):
         max_length=200,
         help_text="The answering page's `data-layout`: a next task of the same layout comes as "
         "its items alone (`task.content`), any other as its whole form (`task.form`).",
+    )
+    layouts = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        default=list,
+        max_length=MAX_KEPT_LAYOUTS,
+        help_text="The other layouts whose form the page keeps, unanswered, from earlier tasks "
+        f"(at most {MAX_KEPT_LAYOUTS}): a next task of one of them comes as its items alone too, "
+        "and the page rebuilds the form from its copy.",
     )
 
 

@@ -147,6 +147,7 @@ def _walk(index: int, keep: bool, recorder: Recorder, in_place: bool) -> None:
 
     rng = random.Random(index)
     client = Client(enforce_csrf_checks=True)
+    kept = run_load.KeptForms()
     entry = f"/s/{run_load.SLUG}/"
     page = client.get(entry).content.decode()
     backgrounds = sorted(set(re.findall(r'name="background" value="([^"]+)"', page)))
@@ -183,7 +184,8 @@ def _walk(index: int, keep: bool, recorder: Recorder, in_place: bool) -> None:
         if match is None:
             return
         kind = match.group(1)
-        url, body, early = run_load._task_payload(kind, text, rng, in_place)
+        kept.keep(text)
+        url, body, early = run_load._task_payload(kind, text, rng, in_place, kept)
         if early is not None:
             first = recorder.call(
                 "scorecard-early-post",
@@ -218,7 +220,7 @@ def _walk(index: int, keep: bool, recorder: Recorder, in_place: bool) -> None:
         if not 200 <= posted.status_code < 300:
             raise SystemExit(f"{url} answered {posted.status_code}: {posted.content[:300]!r}")
         data = posted.json()
-        shown = run_load.shown_next(text, data)
+        shown = run_load.shown_next(text, data, kept)
         if shown is not None:
             # Shown in place, as rater.js does: no request for the next page.
             text, path = shown, ""

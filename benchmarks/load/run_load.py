@@ -224,12 +224,41 @@ class RaterResult:
     requests: int = 0
 
 
+class KeptForms:
+    """The forms a rater page keeps, one per layout, as it first showed them (rater.js
+    `keepForm`): the answer names their layouts, and a next task of one of them comes as its
+    items alone, shown in the kept form."""
+
+    LIMIT = 8  # as rater.js and the server
+
+    def __init__(self) -> None:
+        self._forms: dict[str, str] = {}
+
+    def keep(self, page: str) -> None:
+        layout = LAYOUT_RE.search(page)
+        name = layout.group(1) if layout else ""
+        if name and name not in self._forms and len(self._forms) < self.LIMIT:
+            self._forms[name] = page
+
+    def layouts(self) -> list[str]:
+        return list(self._forms)
+
+    def form(self, layout: str) -> str | None:
+        return self._forms.get(layout)
+
+
 def _task_payload(
-    kind: str, page: str, rng: random.Random, in_place: bool = True
+    kind: str,
+    page: str,
+    rng: random.Random,
+    in_place: bool = True,
+    kept: KeptForms | None = None,
 ) -> tuple[str, dict[str, Any], tuple[str, dict[str, Any]] | None]:
     """The answer to the page's task, and for a scorecard the first step that goes before it
     (the answers other questions depend on, as rater.js sends them), as (url, body).
-    `in_place`: the answer asks for the next task (`with_next`), as rater.js does."""
+    `in_place`: the answer asks for the next task (`with_next`), naming the layouts whose form
+    the page keeps (`kept`), as rater.js does."""
+    layouts = kept.layouts() if kept is not None and in_place else []
     attrs = dict(ATTR_RE.findall(FORM_RE.search(page).group(0)))  # type: ignore[union-attr]
     url = attrs["submit-url"]
     if kind == "explanation":
@@ -237,6 +266,7 @@ def _task_payload(
             "response": int(attrs["response"]),
             "verdict": rng.choice(["yes", "no"]),
             "with_next": in_place,
+            "layouts": layouts,
         }
         return url, verdict, None
     body: dict[str, Any] = {
@@ -272,18 +302,25 @@ def _task_payload(
     body["with_next"] = in_place
     layout = LAYOUT_RE.search(page)
     body["layout"] = layout.group(1) if layout else ""
+    body["layouts"] = layouts
     return url, body, early
 
 
-def shown_next(page: str, data: dict[str, Any]) -> str | None:
+def shown_next(page: str, data: dict[str, Any], kept: KeptForms | None = None) -> str | None:
     """The page after an answer that brought the next task, as rater.js shows it: the same
-    page with the next task's assignment (its items swapped in; only the assignment is read
-    from them here), or the next task's whole form. None: the answer brought none (`next`)."""
+    page, or the form kept for the task's layout, with the next task's assignment (its items
+    swapped in; only the assignment is read from them here); or the next task's whole form.
+    None: the answer brought none (`next`)."""
     task = data.get("task")
     if not task:
         return None
     if task.get("content") is not None:
-        return ASSIGNMENT_RE.sub(f'data-assignment="{task["id"]}"', page, count=1)
+        layout = LAYOUT_RE.search(page)
+        same = layout is not None and layout.group(1) == task["layout"]
+        base = page if same else kept.form(task["layout"]) if kept is not None else None
+        if base is None:
+            return None
+        return ASSIGNMENT_RE.sub(f'data-assignment="{task["id"]}"', base, count=1)
     return str(task["form"])
 
 
@@ -300,6 +337,7 @@ async def run_rater(
     rng = random.Random(index)
     result = RaterResult(index)
     client = Client(port, timeout)
+    kept = KeptForms()
     if arrive_s:
         await asyncio.sleep(arrive_s)
     try:
@@ -346,7 +384,8 @@ async def run_rater(
                     raise HttpError(f"no task form on {path}")
                 break
             kind = match.group(1)
-            url, body, early = _task_payload(kind, current.text, rng, in_place)
+            kept.keep(current.text)
+            url, body, early = _task_payload(kind, current.text, rng, in_place, kept)
             think = rng.uniform(0.5, 1.5) * think_ms / 1000 if think_ms else 0.0
             headers = {
                 "Content-Type": "application/json",
@@ -384,7 +423,7 @@ async def run_rater(
                 raise HttpError(f"POST {url} answered {posted.status}: {posted.text[:200]}")
             data = json.loads(posted.body)
             answer.replayed = bool(data.get("replayed"))
-            shown = shown_next(current.text, data)
+            shown = shown_next(current.text, data, kept)
             if shown is not None:
                 current = Response(200, {}, [], shown.encode())
             else:

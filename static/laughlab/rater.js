@@ -33,11 +33,24 @@
   // form replaces the one answered (showForm).
   var onKey = null;
   document.addEventListener("keydown", function (event) { if (onKey) { onKey(event); } });
+  // The form of every layout this page has shown, as it came (unanswered). The answer names
+  // them (`layouts`), so a later task of one of them comes as its items alone, and its form is
+  // rebuilt here from this copy (showForm): the server renders no form the page already has.
+  var keptForms = {};
+  var MAX_KEPT_FORMS = 8; // as the server allows (judgments/serializers.py)
+  function keepForm(form) {
+    var layout = form.dataset.layout;
+    if (layout && !keptForms[layout] && Object.keys(keptForms).length < MAX_KEPT_FORMS) {
+      keptForms[layout] = form.outerHTML;
+    }
+  }
+
   var first = document.querySelector("form.task");
   if (first) { start(first); }
 
   // One task's form: its clock, key, answers, order and submit.
   function start(form) {
+    keepForm(form); // before anything here changes it
     var shownAt = performance.now();
     var answeredAt = {};
     var status = form.querySelector(".status");
@@ -413,10 +426,12 @@
     function payload() {
       var active = elapsed();
       // with_next: the reply carries the next task, shown in place (showNext) when it fits.
-      var body = { idempotency_key: key, active_ms: active, with_next: true, layout: form.dataset.layout || "" };
+      var layouts = Object.keys(keptForms);
+      var body = { idempotency_key: key, active_ms: active, with_next: true, layout: form.dataset.layout || "",
+                   layouts: layouts };
       if (kind === "explanation") {
         return { response: parseInt(form.dataset.response, 10), verdict: (checked("verdict") || {}).value,
-                 with_next: true };
+                 with_next: true, layouts: layouts };
       }
       body.assignment = parseInt(form.dataset.assignment, 10);
       if (kind === "scorecard") {
@@ -453,7 +468,7 @@
             var task = data.task;
             if (task && task.content && content && task.layout === form.dataset.layout) {
               showNext(task);
-            } else if (task && task.form) {
+            } else if (task && (task.form || (task.content && keptForms[task.layout]))) {
               showForm(task);
             } else {
               window.location.assign(data.next);
@@ -482,8 +497,9 @@
     // The next task comes with the answer and is shown in place, so it is not a page load of its
     // own. When only its items differ from the task answered (the same layout: kind, questions,
     // choices), the server sends those items and the page starts the task afresh as a new page
-    // would, with a new key, clock and answers (showNext); any other task comes as its whole form,
-    // which replaces this one (showForm). The end of the session is loaded as a page.
+    // would, with a new key, clock and answers (showNext); any other task replaces this form
+    // with its own (showForm): rebuilt from the page's copy when the page has shown its layout
+    // before, else sent whole. The end of the session is loaded as a page.
     var content = form.querySelector("[data-task-content]");
     function showNext(task) {
       var fresh = parsed(task.content, "[data-task-content]");
@@ -522,7 +538,7 @@
       shownAt = performance.now();
     }
     function showForm(task) {
-      var fresh = parsed(task.form, "form.task");
+      var fresh = task.form ? parsed(task.form, "form.task") : rebuilt(task);
       clearTyped();
       showProgress(task.progress);
       form.replaceWith(fresh);
@@ -549,6 +565,14 @@
         if (ok) { send(payload(), 0); } else { sending = false; submitButton.disabled = false; }
       });
     });
+  }
+
+  // A kept form with the next task's items and assignment: the form the task page would show.
+  function rebuilt(task) {
+    var fresh = parsed(keptForms[task.layout], "form.task");
+    fresh.querySelector("[data-task-content]").replaceWith(parsed(task.content, "[data-task-content]"));
+    fresh.dataset.assignment = String(task.id);
+    return fresh;
   }
 
   function parsed(html, selector) {

@@ -212,6 +212,41 @@ def test_a_task_of_another_kind_or_layout_comes_as_its_whole_form() -> None:
     assert _pending(rater) == [task["id"]]
 
 
+def test_a_task_of_a_layout_the_page_keeps_comes_as_its_items_alone() -> None:
+    """A page keeps the form of every layout it has shown (rater.js) and names them in
+    `layouts`: a task of one of those comes as its items alone, even from a page of another
+    layout; the page rebuilds the form from its own copy."""
+    study = _study(task_mix={"turing": 1.0})
+    client, rater, first = _enrol(study)
+    body = {"assignment": first, "idempotency_key": "key-0000000a", "active_ms": 900}
+    kept = {"layout": "pair:tie=0:neither=0", "layouts": ["scorecard:1:2.0", "turing"]}
+    answered = _post(client, study, "turing", {**body, "guess": "ai", "with_next": True, **kept})
+    assert answered.status_code == 201, answered.content
+    task = answered.json()["task"]
+    assert (task["kind"], task["layout"]) == ("turing", "turing")
+    assert "form" not in task
+    item = Assignment.objects.get(pk=task["id"]).item
+    assert html.escape(item.text) in task["content"]
+    assert "data-task-content" in task["content"]
+    assert "1 of 4 done" in task["progress"]
+    assert _pending(rater) == [task["id"]]
+    # The form the page keeps, with these items and this assignment, is the task page's.
+    page = client.get(f"/s/{study.slug}/task/").content.decode()
+    assert task["content"].strip() in page
+    assert f'data-assignment="{task["id"]}"' in page
+
+
+def test_layouts_the_page_does_not_keep_bring_the_whole_form() -> None:
+    study = _study(task_mix={"turing": 1.0})
+    client, _rater, first = _enrol(study)
+    body = {"assignment": first, "idempotency_key": "key-0000000b", "active_ms": 900}
+    kept = {"layout": "", "layouts": ["pair:tie=0:neither=0", "turing:other"]}
+    answered = _post(client, study, "turing", {**body, "guess": "ai", "with_next": True, **kept})
+    task = answered.json()["task"]
+    assert "content" not in task
+    assert 'data-layout="turing"' in task["form"]
+
+
 def test_a_study_closed_meanwhile_leaves_the_next_page_to_say_so(rf: Any) -> None:
     study = _study()
     client, rater, first = _enrol(study)
@@ -276,8 +311,22 @@ def test_with_next_saves_the_next_pages_request_and_its_statements() -> None:
 
 @pytest.mark.parametrize(
     ("extra", "field"),
-    [({"with_next": "maybe"}, "with_next"), ({"layout": "x" * 201}, "layout")],
-    ids=["with_next-not-a-yes-or-no", "layout-too-long"],
+    [
+        ({"with_next": "maybe"}, "with_next"),
+        ({"layout": "x" * 201}, "layout"),
+        ({"layouts": "turing"}, "layouts"),
+        ({"layouts": ["x" * 201]}, "layouts.0"),
+        ({"layouts": ["turing", ""]}, "layouts.1"),
+        ({"layouts": [f"pair:{n}" for n in range(9)]}, "layouts"),
+    ],
+    ids=[
+        "with_next-not-a-yes-or-no",
+        "layout-too-long",
+        "layouts-not-a-list",
+        "a-kept-layout-too-long",
+        "a-kept-layout-blank",
+        "more-layouts-than-a-page-keeps",
+    ],
 )
 def test_a_malformed_request_for_the_next_task_is_refused_whole(
     extra: dict[str, Any], field: str
@@ -288,6 +337,7 @@ def test_a_malformed_request_for_the_next_task_is_refused_whole(
     response = _post(client, study, "turing", {**body, "guess": "ai", "with_next": True, **extra})
     assert response.status_code == 400
     assert response.json()["field"] == field
+    assert response.json()["message"]
     # Nothing stored, nothing handed out: the task is still open, and still the only one.
     assert not TuringJudgment.objects.filter(rater=rater).exists()
     assert _pending(rater) == [first]

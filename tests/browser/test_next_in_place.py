@@ -12,7 +12,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from apps.judgments.models import ScoreResponse
+from apps.assignments.models import Assignment
+from apps.judgments.models import ScoreResponse, TuringJudgment
 from apps.raters.models import Rater
 from apps.studies.models import Item
 from tests.browser.tasks import enroll, task_answer, task_state
@@ -148,3 +149,60 @@ def test_an_explanation_and_the_scorecard_after_it_replace_the_whole_form(
     )
     assert verdicts == ["yes", "no"]
     assert Item.objects.filter(study=study).count() == 6
+
+
+def _next_kind(study, kind: str) -> None:  # type: ignore[no-untyped-def]
+    # The next task's kind is drawn from the mix when the answer hands it out.
+    type(study).objects.filter(pk=study.pk).update(task_mix={kind: 1.0})
+
+
+@pytest.mark.parametrize(("lang", "width"), [("zh", 375), ("en", 1280)])
+def test_a_kind_shown_before_comes_back_as_its_items_in_the_form_the_page_kept(
+    new_context, screenshots, live_server, builtin_rubrics: None, lang: str, width: int
+) -> None:
+    """Scorecard, Turing, scorecard, Turing: from the third task on, the page has shown the
+    next task's layout before, so the answer brings only its items, and the page rebuilds the
+    form from its own unanswered copy. That form starts afresh (nothing checked, funniness
+    locked again), shows the new items, and answers its own task by keys."""
+    study = _study(tasks=4, explained=False)
+    page = _open(new_context, screenshots, width)
+    enroll(page, study.slug, lang)
+    page.evaluate(MARK)
+    kinds = ["scorecard", "turing", "scorecard", "turing"]
+    for done, (kind, following) in enumerate(zip(kinds, [*kinds[1:], None], strict=True)):
+        assert task_state(page)[0] == kind
+        if following:
+            _next_kind(study, following)
+        submit = "/scorecards" if kind == "scorecard" else "/turing"
+        with page.expect_response(lambda r, s=submit: r.url.endswith(s)) as answered:
+            task_answer(page)
+        if following is None:
+            break
+        task = answered.value.json()["task"]
+        assert task["kind"] == following
+        # Brought whole the first time its kind follows; as its items alone once the page has it.
+        assert ("form" in task) == (done == 0), task.keys()
+        form = page.locator(f"form.task[data-task={following}]")
+        expect(form).to_have_attribute("data-assignment", str(task["id"]))
+        assert page.evaluate(SAME_PAGE), "the page was loaded again"
+        # Its own item (a Turing task may show an item the rater has just scored, and back).
+        given = Assignment.objects.get(pk=task["id"]).item.text
+        expect(page.locator("article.item .joke")).to_have_text(given)
+        expect(form.locator("input:checked")).to_have_count(0)
+        if following == "scorecard":
+            expect(form.locator("fieldset[data-question=funniness]")).to_be_disabled()
+        expect(page.locator(".progress-text")).to_have_text(
+            PROGRESS[lang].format(done=done + 1, planned=4)
+        )
+        assert page.evaluate(FOCUSED_ITEMS)
+    expect(page).to_have_url(re.compile(rf"/s/{study.slug}/end/$"))
+
+    rater = Rater.objects.get(study=study)
+    scorecards = ScoreResponse.objects.filter(rater=rater)
+    guesses = TuringJudgment.objects.filter(rater=rater)
+    assert (scorecards.count(), guesses.count()) == (2, 2)
+    # Each answer stored once, on its own task and that task's item.
+    stored = [*scorecards, *guesses]
+    assert len({judgment.assignment_id for judgment in stored}) == 4
+    assert all(judgment.item_id == judgment.assignment.item_id for judgment in stored)
+    assert set(Assignment.objects.filter(rater=rater).values_list("status", flat=True)) == {"done"}
