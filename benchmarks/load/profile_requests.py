@@ -110,14 +110,28 @@ class Recorder:
                 print(f"  {' '.join(sql.split())[:150]}")
 
     def report(self) -> None:
-        print(f"{'request':<18} {'n':>5} {'queries':>8} {'ms p50':>8} {'ms p90':>8} {'cpu p50':>8}")
+        width = max(18, *(len(kind) for kind in self.samples))
+        print(
+            f"{'request':<{width}} {'n':>5} {'queries':>8} {'ms p50':>8} {'ms p90':>8} "
+            f"{'cpu p50':>8}"
+        )
         for kind in sorted(self.samples):
             rows = self.samples[kind]
             times = sorted(ms for _, ms, _ in rows)
             print(
-                f"{kind:<18} {len(rows):>5} {statistics.median(q for q, _, _ in rows):>8.0f} "
+                f"{kind:<{width}} {len(rows):>5} {statistics.median(q for q, _, _ in rows):>8.0f} "
                 f"{statistics.median(times):>8.1f} {times[int(0.9 * (len(times) - 1))]:>8.1f} "
                 f"{statistics.median(c for _, _, c in rows):>8.1f}"
+            )
+        answers: dict[str, list[float]] = defaultdict(list)
+        for kind, rows in self.samples.items():
+            if "-post+next" in kind:
+                answers[kind.partition("-post+next")[2]].extend(c for _, _, c in rows)
+        for tag, cpu in sorted(answers.items()):
+            # Every answer with its next task, whatever its kind, in the mix the study gave.
+            print(
+                f"answers with their next task{tag}: {len(cpu)}, CPU ms mean "
+                f"{statistics.mean(cpu):.2f}, total {sum(cpu):.0f}"
             )
         if self.profile_kind and self.profile_kind not in self.samples:
             print(f"No request of kind {self.profile_kind!r}; the kinds are those listed above.")
@@ -142,12 +156,18 @@ class Recorder:
                 print(f"  {sql[:400]}")
 
 
-def _walk(index: int, keep: bool, recorder: Recorder, in_place: bool) -> None:
+def _walk(
+    index: int, keep: bool, recorder: Recorder, in_place: bool, kept_forms: bool = True
+) -> None:
+    """One rater's whole session. `kept_forms`: the page keeps the forms it has shown, as
+    rater.js does; without, every task of another layout than the page's comes as its whole
+    form, and its requests are recorded under their kind with " (no kept forms)"."""
     from django.test import Client
 
     rng = random.Random(index)
     client = Client(enforce_csrf_checks=True)
-    kept = run_load.KeptForms()
+    kept = run_load.KeptForms() if kept_forms else None
+    tag = "" if kept_forms else " (no kept forms)"
     entry = f"/s/{run_load.SLUG}/"
     page = client.get(entry).content.decode()
     backgrounds = sorted(set(re.findall(r'name="background" value="([^"]+)"', page)))
@@ -184,7 +204,8 @@ def _walk(index: int, keep: bool, recorder: Recorder, in_place: bool) -> None:
         if match is None:
             return
         kind = match.group(1)
-        kept.keep(text)
+        if kept is not None:
+            kept.keep(text)
         url, body, early = run_load._task_payload(kind, text, rng, in_place, kept)
         if early is not None:
             first = recorder.call(
@@ -205,7 +226,7 @@ def _walk(index: int, keep: bool, recorder: Recorder, in_place: bool) -> None:
                     f"{early[0]} answered {first.status_code}: {first.content[:300]!r}"
                 )
         posted = recorder.call(
-            f"{kind}-post+next" if in_place else f"{kind}-post",
+            f"{kind}-post+next{tag}" if in_place else f"{kind}-post",
             keep,
             lambda u=url, b=body: client.post(
                 u,
@@ -240,6 +261,13 @@ def main() -> int:
         help="the SQL of a request of each kind, of its most frequent count",
     )
     parser.add_argument(
+        "--kept-forms",
+        default="on",
+        choices=["on", "alternate"],
+        help="the page keeps the forms it has shown, as rater.js does (on); alternate: every "
+        "other rater does not, so both are measured in this one process",
+    )
+    parser.add_argument(
         "--next-page",
         default="in-place",
         choices=["in-place", "request"],
@@ -262,7 +290,13 @@ def main() -> int:
         settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
         recorder = Recorder(args.profile)
         for index in range(args.raters):
-            _walk(index, index >= args.raters // 4, recorder, args.next_page == "in-place")
+            _walk(
+                index,
+                index >= args.raters // 4,
+                recorder,
+                args.next_page == "in-place",
+                kept_forms=args.kept_forms == "on" or index % 2 == 0,
+            )
         recorder.report()
         if args.statements:
             recorder.report_statements()
