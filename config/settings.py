@@ -128,6 +128,9 @@ def _json_object(name: str) -> dict[str, str]:
 
 # Reads compiled once are also planned once per connection on PostgreSQL (apps/core/compiled.py).
 DB_PREPARED_READS = env_bool("DB_PREPARED_READS", True)
+# A kept PostgreSQL connection is checked by looking at its socket, and only asked (SELECT 1)
+# when the server has sent something; 1 asks on every request (apps/core/postgresql/base.py).
+DB_HEALTH_CHECK_QUERY = env_bool("DB_HEALTH_CHECK_QUERY", False)
 
 
 def _database_config() -> dict[str, Any]:
@@ -140,6 +143,8 @@ def _database_config() -> dict[str, Any]:
         )
     except ValueError as exc:
         raise ImproperlyConfigured(f"DATABASE_URL is not a database URL: {exc}") from exc
+    if config["ENGINE"] == "django.db.backends.postgresql":
+        config["ENGINE"] = "apps.core.postgresql"
     if config["ENGINE"] == "django.db.backends.sqlite3":
         # WAL lets readers proceed during a write; IMMEDIATE takes the write lock when a
         # transaction starts, so two writers queue on busy_timeout instead of one failing with

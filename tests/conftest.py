@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+from django.db import connection
 from django.test import Client
 
 from apps.judgments.services import study_judgments_import
@@ -22,8 +23,8 @@ def skip_or_fail(reason: str) -> None:
 
 
 @pytest.fixture
-def postgres_only(settings):  # type: ignore[no-untyped-def]
-    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+def postgres_only() -> None:
+    if connection.vendor != "postgresql":
         skip_or_fail("needs PostgreSQL (set DATABASE_URL=postgres://...)")
 
 

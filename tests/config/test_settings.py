@@ -52,7 +52,7 @@ def test_database_and_redis_urls_select_postgresql_and_redis():
         REDIS_URL="redis://127.0.0.1:6379/0",
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["django.db.backends.postgresql", "redis", "False"]
+    assert result.stdout.split() == ["apps.core.postgresql", "redis", "False"]
 
 
 @pytest.mark.parametrize(
