@@ -47,6 +47,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cpu_split import CpuSplit  # beside this file
+
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv" / "bin"
 # LOAD_DB_NAME: a database of one's own when several checkouts share the server.
@@ -921,6 +925,10 @@ def orchestrate(args: argparse.Namespace) -> int:
                 args, port, args.raters, 200_000, work / "load-request.json", "request"
             )
             _print_phase("load, next page requested", phases["load-request"])
+        assert server is not None
+        split = CpuSplit(server.pid, worker.pid if worker is not None else None)
+        split.start()
+        load_started = time.monotonic()
         phases["load"] = _phase(
             args,
             port,
@@ -929,7 +937,9 @@ def orchestrate(args: argparse.Namespace) -> int:
             work / "load.json",
             "request" if args.next_page == "request" else "in-place",
         )
+        split.stop()
         _print_phase("load", phases["load"])
+        print(f"  {split.summary(time.monotonic() - load_started)}")
         if "load-request" in phases:
             before, after = phases["load-request"], phases["load"]
             print(
