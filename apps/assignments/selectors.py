@@ -12,7 +12,7 @@ from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.utils import timezone
 
 from apps.assignments.models import Assignment
-from apps.core.compiled import CompiledRead
+from apps.core.compiled import CompiledRead, prepared_read
 from apps.core.errors import NotFound
 from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
 from apps.raters.models import BackgroundGroup, Rater, RaterSession
@@ -205,7 +205,13 @@ def _counted(
     live = [Assignment.Status.DONE.value, Assignment.Status.PENDING.value, now]
     params = [study.pk, kind, *ids, *live, study.pk, *ids]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        if len(ids) <= 1:
+            # Every count, and the re-count of one item under its lock on every task given,
+            # planned once per connection: a few fixed texts. Lists of items are not (a text
+            # per length).
+            prepared_read(sql).run(lambda text: cursor.execute(text, params), len(params))
+        else:
+            cursor.execute(sql, params)
         return cursor.fetchall()
 
 

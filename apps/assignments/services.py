@@ -38,7 +38,7 @@ from django.utils import timezone
 
 from apps.assignments import ranking_counts, selectors
 from apps.assignments.models import Assignment
-from apps.core.compiled import CompiledInsert
+from apps.core.compiled import CompiledInsert, prepared_read
 from apps.core.errors import Busy
 from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Item, Study
@@ -104,10 +104,14 @@ def _lock(ids: Sequence[int], held: dict[int, Item], *, first_only: bool = False
         params: list[object] = [list(ids), Item.Stage.STUDY.value]
         if first_only:
             params.append(list(ids))
+        # Planned once per connection: the candidates are one array, so the text is fixed.
+        rows = prepared_read(sql).run(
+            lambda text: list(Item.objects.raw(text, params)), len(params)
+        )
     else:
         sql = f"SELECT * FROM {table} WHERE id IN ({', '.join(['%s'] * len(ids))}) AND {eligible}"
-        params = [*ids, Item.Stage.STUDY.value]
-    found = {item.pk: item for item in Item.objects.raw(sql, params)}
+        rows = list(Item.objects.raw(sql, [*ids, Item.Stage.STUDY.value]))
+    found = {item.pk: item for item in rows}
     chosen = [pk for pk in ids if pk in found]
     if first_only:
         chosen = chosen[:1]

@@ -18,7 +18,8 @@ On PostgreSQL a read is also planned once per connection: its first call on a co
 `PREPARE` with the `EXECUTE`, in one round trip, and later calls send only the `EXECUTE`.
 Planning the rater's three-table read took the database about three times as long as running it.
 `DB_PREPARED_READS=0` turns this off, for a pooler that hands a session's statements to other
-clients (PgBouncer in transaction mode before 1.21).
+clients (PgBouncer in transaction mode before 1.21). A read written in SQL (the task chooser's
+item lock and counts) is planned once per connection the same way (`PreparedRead`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from django.db.transaction import TransactionManagementError
 Row = TypeVar("Row")
 # What a compiled insert stores.
 Stored = TypeVar("Stored", bound=Model)
+T = TypeVar("T")
 
 # Values no identifier or key takes: negative (no sequence gives them) yet within a 32-bit
 # column's range, which the ORM would otherwise compile to an empty result; and strings no
@@ -106,22 +108,26 @@ def _prepared_statement(sql: str, n_params: int) -> _Prepared:
     return _Prepared(name, f"PREPARE {name} AS {numbered}; {execute}", execute)
 
 
-def _run_prepared(connection: Any, cursor: Any, prepared: _Prepared, params: list[Any]) -> None:
+def _run_prepared(connection: Any, prepared: _Prepared, run: Callable[[str], T]) -> T:
+    """`run(sql)` with the statement to send on this (open) connection: the EXECUTE, with its
+    PREPARE in front the first time."""
     raw = connection.connection
     names = _prepared.get(raw)
     if names is None:
         names = set()
         if raw in _prepared:
-            cursor.execute("SELECT name FROM pg_prepared_statements")
-            names = {name for (name,) in cursor.fetchall()}
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT name FROM pg_prepared_statements")
+                names = {name for (name,) in cursor.fetchall()}
         _prepared[raw] = names
     try:
-        cursor.execute(prepared.execute if prepared.name in names else prepared.prepare, params)
+        result = run(prepared.execute if prepared.name in names else prepared.prepare)
     except Exception:
         # A PREPARE outlives the transaction that failed after it: ask the server next time.
         _prepared[raw] = None
         raise
     names.add(prepared.name)
+    return result
 
 
 @dataclass(frozen=True)
@@ -165,7 +171,7 @@ class CompiledRead(Generic[Row]):
             if plan.prepared is None:
                 cursor.execute(plan.sql, params)
             else:
-                _run_prepared(connection, cursor, plan.prepared, params)
+                _run_prepared(connection, plan.prepared, lambda sql: cursor.execute(sql, params))
             rows: Any = cursor.fetchall()
         if plan.converters:
             rows = plan.compiler.apply_converters(rows, plan.converters)
@@ -218,6 +224,41 @@ class CompiledRead(Generic[Row]):
             converters=compiler.get_converters(fields),
             compiler=compiler,
         )
+
+
+class PreparedRead:
+    """A read written in SQL, planned once per connection on PostgreSQL as a compiled read is.
+
+    `read.run(lambda sql: ..., n_params)` runs the caller's own execution (a cursor's, a raw
+    queryset's) with the SQL to send: on PostgreSQL its EXECUTE, with the PREPARE in front the
+    first time on a connection; elsewhere, or with `DB_PREPARED_READS=0`, the SQL itself. The
+    parameters' types must be the same on every call: PostgreSQL fixes them when it prepares.
+    """
+
+    def __init__(self, sql: str) -> None:
+        self.sql = sql
+        self._prepared: _Prepared | None = None
+
+    def run(self, run: Callable[[str], T], n_params: int) -> T:
+        connection = connections[DEFAULT_DB_ALIAS]
+        if connection.vendor != "postgresql" or not settings.DB_PREPARED_READS:
+            return run(self.sql)
+        if self._prepared is None:
+            self._prepared = _prepared_statement(self.sql, n_params)
+        connection.ensure_connection()
+        return _run_prepared(connection, self._prepared, run)
+
+
+_prepared_reads: dict[str, PreparedRead] = {}
+
+
+def prepared_read(sql: str) -> PreparedRead:
+    """The `PreparedRead` of this SQL, one per text: for SQL assembled at run time in one of a
+    few fixed shapes (a shape per distinct text, so never with a value written into it)."""
+    read = _prepared_reads.get(sql)
+    if read is None:
+        read = _prepared_reads[sql] = PreparedRead(sql)
+    return read
 
 
 # Django 5.2's signature (the type stubs describe a later one).

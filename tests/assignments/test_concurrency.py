@@ -404,3 +404,32 @@ def test_the_item_given_out_is_read_by_its_lock_not_again_after_the_insert(
         assert [getattr(item, f.attname) for f in Item._meta.concrete_fields] == [
             getattr(stored, f.attname) for f in Item._meta.concrete_fields
         ]
+
+
+def test_the_lock_and_the_recount_of_each_task_given_are_planned_once_per_connection(
+    postgres_only, builtin_rubrics, no_aggregation
+):
+    """The two statements every task choice sends beside its insert, written in SQL, are
+    prepared on the connection's first choice and only executed after it."""
+    from django.test.utils import CaptureQueriesContext
+
+    study = StudyFactory(task_mix={"scorecard": 1.0}, attention_check_rate=0, random_seed=3)
+    for i in range(4):
+        ItemFactory(study=study, external_id=f"j{i}", topic="cats")
+    background = BackgroundGroup.objects.filter(study=study).values_list("code", flat=True)[0]
+    sent = []
+    for n in range(2):
+        enrollment = rater_enroll(
+            study=study, background=background, age_band="25-34", consent=True, external_id=f"P{n}"
+        )
+        with CaptureQueriesContext(connection) as queries:
+            assert assignment_next(rater=enrollment.rater, session=enrollment.session) is not None
+        sent.append([q["sql"] for q in queries.captured_queries])
+    for statements, start in ((sent[0], "PREPARE "), (sent[1], "EXECUTE ")):
+        lock = [s for s in statements if "FOR NO KEY UPDATE" in readable(s)]
+        recount = [s for s in statements if "FROM assignments_assignment a" in readable(s)]
+        assert len(lock) == 1, statements
+        assert lock[0].startswith(start), statements
+        # The ranking's counts and the re-count under the lock alike.
+        assert recount, statements
+        assert all(s.startswith(start) for s in recount), statements

@@ -338,3 +338,51 @@ def test_a_prepared_reads_statements_read_back_as_their_sql_and_values(assignmen
         assert shown.endswith(f"/* {assignment.pk}, {assignment.rater_id} */")
     assert readable("SELECT 1") == "SELECT 1"
     assert readable("EXECUTE not_ours (1)") == "EXECUTE not_ours (1)"
+
+
+def _run(read: compiled.PreparedRead, params: list[object]) -> tuple[list[str], list[tuple]]:  # type: ignore[type-arg]
+    """What running a hand-written prepared read sent, and its rows."""
+    with CaptureQueriesContext(connection) as sent, connection.cursor() as cursor:
+        read.run(lambda sql: cursor.execute(sql, params), len(params))
+        rows = cursor.fetchall()
+    return [query["sql"] for query in sent.captured_queries], rows
+
+
+HAND_WRITTEN = (
+    "SELECT id, status FROM assignments_assignment WHERE id = ANY(%s) AND status = %s "
+    "ORDER BY array_position(%s, id)"
+)
+
+
+def test_a_read_written_in_sql_is_prepared_once_per_connection_and_returns_its_rows(
+    postgres_only: None,
+) -> None:
+    first, second = AssignmentFactory(), AssignmentFactory()
+    read = compiled.PreparedRead(HAND_WRITTEN)
+    order = [second.pk, first.pk]
+    expected = [(second.pk, "done"), (first.pk, "done")]
+    sent, rows = _run(read, [order, "done", order])
+    assert sent[0].startswith("PREPARE laughlab_read_")
+    assert rows == expected
+    sent, rows = _run(read, [order, "done", order])
+    assert len(sent) == 1
+    assert sent[0].startswith("EXECUTE laughlab_read_")
+    assert rows == expected
+    assert readable(sent[0]).startswith("SELECT id, status FROM assignments_assignment")
+    assert _run(read, [[first.pk], "pending", [first.pk]])[1] == []
+
+
+def test_a_read_written_in_sql_runs_as_written_where_reads_are_not_prepared(settings) -> None:
+    settings.DB_PREPARED_READS = False
+    assignment = AssignmentFactory()
+    read = compiled.PreparedRead("SELECT id FROM assignments_assignment WHERE id = %s")
+    for _ in range(2):
+        sent, rows = _run(read, [assignment.pk])
+        assert sent[0].startswith("SELECT id FROM")
+        assert rows == [(assignment.pk,)]
+
+
+def test_the_same_text_shares_one_prepared_read() -> None:
+    sql = "SELECT 1 WHERE 1 = %s"
+    assert compiled.prepared_read(sql) is compiled.prepared_read(sql)
+    assert compiled.prepared_read(sql) is not compiled.prepared_read(sql + " ")
