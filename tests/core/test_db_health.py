@@ -6,14 +6,15 @@ is served on a new connection instead of failing."""
 from __future__ import annotations
 
 import time
+from contextlib import closing
 
-import psycopg2
 import pytest
 from django.core.signals import request_started
 from django.db import connection
 
 from apps.studies.models import Study
 from tests.factories import StudyFactory
+from tests.faults import other_connection
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -25,42 +26,21 @@ def _fresh_connection_after():  # type: ignore[no-untyped-def]
     connection.close()
 
 
-def _other_connection():  # type: ignore[no-untyped-def]
-    params = connection.settings_dict
-    other = psycopg2.connect(
-        dbname=params["NAME"],
-        user=params["USER"] or None,
-        password=params["PASSWORD"] or None,
-        host=params["HOST"] or None,
-        port=params["PORT"] or None,
-    )
-    other.autocommit = True
-    return other
-
-
 def _last_statement(pid: int) -> str:
-    other = _other_connection()
-    try:
-        with other.cursor() as cursor:
-            cursor.execute("SELECT query FROM pg_stat_activity WHERE pid = %s", [pid])
-            return str(cursor.fetchone()[0])
-    finally:
-        other.close()
+    with closing(other_connection()) as other, other.cursor() as cursor:
+        cursor.execute("SELECT query FROM pg_stat_activity WHERE pid = %s", [pid])
+        return str(cursor.fetchone()[0])
 
 
 def _terminate(pid: int) -> None:
     """End the backend as a restart or an idle timeout would, and wait until it is gone."""
-    other = _other_connection()
-    try:
-        with other.cursor() as cursor:
-            cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
-            for _ in range(100):
-                cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid])
-                if cursor.fetchone() == (0,):
-                    return
-                time.sleep(0.02)
-    finally:
-        other.close()
+    with closing(other_connection()) as other, other.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
+        for _ in range(100):
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid])
+            if cursor.fetchone() == (0,):
+                return
+            time.sleep(0.02)
     raise AssertionError(f"backend {pid} is still there")
 
 

@@ -13,7 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import psycopg2
 from celery import Celery
+from django.db import connection
 from django.test import Client
 
 from apps.assignments.models import Assignment
@@ -69,6 +71,21 @@ def post_scorecard(client: Client, study: Study, assignment: Assignment, key: st
         data=json.dumps(body),
         content_type="application/json",
     )
+
+
+def other_connection() -> Any:
+    """A second connection to the test database, in autocommit: to end or watch the one
+    Django holds, as another client would."""
+    params = connection.settings_dict
+    other = psycopg2.connect(
+        dbname=params["NAME"],
+        user=params["USER"] or None,
+        password=params["PASSWORD"] or None,
+        host=params["HOST"] or None,
+        port=params["PORT"] or None,
+    )
+    other.autocommit = True
+    return other
 
 
 def free_port() -> int:

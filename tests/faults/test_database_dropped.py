@@ -3,14 +3,13 @@ retryable error, and a retry with the same idempotency key stores exactly one ju
 
 from __future__ import annotations
 
-import psycopg2
 import pytest
 from django.db import connection
 from django.db.models.signals import post_save
 
 from apps.assignments.models import Assignment
 from apps.judgments.models import ScoreAnswer, ScoreResponse
-from tests.faults import browser, post_scorecard, scorecard_study
+from tests.faults import browser, other_connection, post_scorecard, scorecard_study
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -18,16 +17,8 @@ KEY = "drop-0001-aaaa"
 
 
 def _terminate_backend(pid: int) -> None:
-    params = connection.settings_dict
-    other = psycopg2.connect(
-        dbname=params["NAME"],
-        user=params["USER"] or None,
-        password=params["PASSWORD"] or None,
-        host=params["HOST"] or None,
-        port=params["PORT"] or None,
-    )
+    other = other_connection()
     try:
-        other.autocommit = True
         with other.cursor() as cursor:
             cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
             assert cursor.fetchone() == (True,)
