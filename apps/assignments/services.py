@@ -33,7 +33,8 @@ from functools import partial
 from typing import NamedTuple
 
 import numpy as np
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
+from django.db.transaction import TransactionManagementError
 from django.utils import timezone
 
 from apps.assignments import ranking_counts, selectors
@@ -509,16 +510,9 @@ def assignment_next(
     """
     for pause in (*BUSY_RETRY_PAUSES, None):
         try:
-            return _assignment_next(rater=rater, session=session, tasks=tasks)
-        except IntegrityError:
-            # The same rater asked twice at once (two tabs): the other request's task stands.
-            # The choice was rolled back whole (no savepoint around the insert: one round trip
-            # less on every task).
-            pending = selectors.assignment_pending_for_rater(rater=rater)
-            if pending is not None:
-                return pending
-            # The other tab's task was already answered: choose again, from a fresh view.
-        except _AllLocked:
+            with transaction.atomic():
+                return _assignment_next(rater=rater, session=session, tasks=tasks)
+        except (_AllLocked, _Raced):
             pass  # rolled back, so this request holds no lock while it waits
         if pause is None:
             break
@@ -527,10 +521,37 @@ def assignment_next(
     raise Busy("every task is being handed to someone else this moment; please try again")
 
 
-@transaction.atomic
+def assignment_next_in_transaction(
+    *, rater: Rater, session: RaterSession, tasks: selectors.RaterTasks | None = None
+) -> Assignment | None:
+    """`assignment_next` inside the caller's transaction (an answer's, so that the answer and
+    the task after it are one commit): one try, with no savepoint and no wait.
+
+    Raises Busy when others hold every candidate this moment, or another tab's task was
+    handed out and answered meanwhile; nothing is written then, and the caller's transaction
+    stays as it was, so the caller may commit what it did and let the next page ask again.
+    """
+    if not transaction.get_connection().in_atomic_block:
+        raise TransactionManagementError("assignment_next_in_transaction needs a transaction")
+    try:
+        return _assignment_next(rater=rater, session=session, tasks=tasks)
+    except (_AllLocked, _Raced):
+        raise Busy(
+            "every task is being handed to someone else this moment; please try again"
+        ) from None
+
+
+class _Raced(Exception):
+    """Another request of this rater (a second tab) handed out a task, and it was answered,
+    between this request's read of the rater's tasks and its insert: choose again, from a
+    fresh view."""
+
+
 def _assignment_next(
     *, rater: Rater, session: RaterSession, tasks: selectors.RaterTasks | None
 ) -> Assignment | None:
+    """The choice itself, in the caller's transaction. Raises _AllLocked or _Raced having
+    written nothing, and leaves the transaction usable (no statement failed)."""
     if tasks is None:
         tasks = selectors.rater_tasks(rater=rater)
     if tasks.pending_id is not None:
@@ -559,9 +580,16 @@ def _assignment_next(
         fields = _choose(study, rater, tasks, rng, held)
     if fields is None:
         return None
-    created = _NEW_ASSIGNMENT(
+    created = _NEW_ASSIGNMENT.unless_conflict(
         study=study, rater=rater, session=session, position=position, **fields
     )
+    if created is None:
+        # The same rater asked twice at once (two tabs): the other request's task stands. Its
+        # insert is committed (a conflicting insert waits for it), so this statement sees it.
+        pending = selectors.assignment_pending_for_rater(rater=rater)
+        if pending is not None:
+            return pending
+        raise _Raced
     transaction.on_commit(
         partial(
             ranking_counts.note_assigned,

@@ -33,9 +33,10 @@ from typing import Any, Generic, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import EmptyResultSet, FullResultSet
-from django.db import DEFAULT_DB_ALIAS, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, transaction
 from django.db.models import Model, QuerySet, signals, sql
 from django.db.models import query as orm_query
+from django.db.models.constants import OnConflict
 from django.db.models.query import ModelIterable, ValuesListIterable
 from django.db.transaction import TransactionManagementError
 
@@ -311,7 +312,7 @@ class CompiledInsert(Generic[Stored]):
         self._model = model
         self._fields: list[Any] = []
         self._returning: list[Any] = []
-        self._plans: dict[str, _InsertPlan] = {}
+        self._plans: dict[tuple[str, bool], _InsertPlan] = {}
         # Read on first use: a module may make one before every model is loaded.
         self._checked = False
 
@@ -333,13 +334,38 @@ class CompiledInsert(Generic[Stored]):
         if not self._checked:
             self._check()
         obj = self._model(**values)
-        if not self._insert(obj):
+        if self._insert(obj, unless_conflict=False) is None:
             obj.save(force_insert=True, using=DEFAULT_DB_ALIAS)
         return obj
 
-    def _insert(self, obj: Any) -> bool:
-        """Insert `obj` with the compiled statement; False, with nothing done, when the ORM's
-        path must take it."""
+    def unless_conflict(self, **values: Any) -> Stored | None:
+        """The insert, or None, with nothing stored and the transaction still usable, when a
+        unique constraint refuses the row (`ON CONFLICT DO NOTHING`; SQLite's `OR IGNORE`).
+
+        For an insert that may lose a race inside a transaction that must go on: a rater's next
+        task is chosen in the transaction of the answer before it, and a task another tab
+        handed out meanwhile must not undo that answer. No savepoint is spent on it (two
+        statements more), except on the ORM's path, which has no such insert. (SQLite's `OR
+        IGNORE` also skips a row that breaks a NOT NULL or CHECK constraint; PostgreSQL raises
+        for those as for any insert.)
+        """
+        if not self._checked:
+            self._check()
+        obj = self._model(**values)
+        stored = self._insert(obj, unless_conflict=True)
+        if stored is None:
+            try:
+                with transaction.atomic(using=DEFAULT_DB_ALIAS):
+                    obj.save(force_insert=True, using=DEFAULT_DB_ALIAS)
+            except IntegrityError:
+                return None
+            return obj
+        return obj if stored else None
+
+    def _insert(self, obj: Any, *, unless_conflict: bool) -> bool | None:
+        """Insert `obj` with the compiled statement: True when stored, False when a conflict
+        left it out (`unless_conflict` only), None, with nothing done, when the ORM's path must
+        take it."""
         alias = DEFAULT_DB_ALIAS
         connection = connections[alias]
         model = self._model
@@ -349,15 +375,20 @@ class CompiledInsert(Generic[Stored]):
             or signals.pre_save.has_listeners(model)
             or signals.post_save.has_listeners(model)
         ):
-            return False
+            return None
         obj._prepare_related_fields_for_save(operation_name="save")
-        plan = self._plans.get(alias)
-        compiler = plan.compiler if plan is not None else _insert_compiler(model, self._fields, obj)
+        key = (alias, unless_conflict)
+        plan = self._plans.get(key)
+        compiler = (
+            plan.compiler
+            if plan is not None
+            else _insert_compiler(model, self._fields, obj, unless_conflict=unless_conflict)
+        )
         raw = [compiler.pre_save_val(f, obj) for f in self._fields]
         if any(hasattr(v, "resolve_expression") for v in raw):
-            return False
+            return None
         if plan is None:
-            plan = self._plans[alias] = self._compile(compiler)
+            plan = self._plans[key] = self._compile(compiler)
             # Compiling ran `pre_save` again: the values stored are the instance's own.
             raw = [compiler.pre_save_val(f, obj) for f in self._fields]
         params = [compiler.prepare_value(f, v) for f, v in zip(self._fields, raw, strict=True)]
@@ -366,6 +397,8 @@ class CompiledInsert(Generic[Stored]):
             row = connection.ops.fetch_returned_insert_columns(  # type: ignore[attr-defined]
                 cursor, plan.returning_params
             )
+        if row is None:  # the constraint refused it: no row came back
+            return False
         if plan.converters:
             (row,) = compiler.apply_converters([row], plan.converters)
         for value, field in zip(row, self._returning, strict=True):
@@ -395,7 +428,9 @@ class _InsertPlan:
     converters: dict[int, Any]
 
 
-def _insert_compiler(model: type[Any], fields: list[Any], obj: Any) -> Any:
-    query = sql.InsertQuery(model)
+def _insert_compiler(
+    model: type[Any], fields: list[Any], obj: Any, *, unless_conflict: bool
+) -> Any:
+    query = sql.InsertQuery(model, on_conflict=OnConflict.IGNORE if unless_conflict else None)
     query.insert_values(fields, [obj])
     return query.get_compiler(using=DEFAULT_DB_ALIAS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.urls import reverse
@@ -11,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
-from apps.assignments.views import next_task_in_place
+from apps.assignments.views import NextStep, next_step_in_transaction, next_task_in_place
 from apps.core.rater_api import RaterAPIView
 from apps.core.serializers import ErrorOut, validated
 from apps.judgments import serializers
@@ -54,6 +55,19 @@ def _next_url(slug: str, result: SubmitResult) -> str:
     return reverse("raters:task", args=[slug])
 
 
+def _then(rater: Rater, values: dict[str, Any]) -> Callable[[SubmitResult], NextStep] | None:
+    """With `with_next`, the rater's next task is chosen in the answer's own transaction."""
+    if not values.get("with_next"):
+        return None
+    study = rater.study
+
+    def choose(result: SubmitResult) -> NextStep:
+        assert result.session is not None  # a new answer's session, as the submission read it
+        return next_step_in_transaction(study, rater, result.session)
+
+    return choose
+
+
 def _out(
     request: Request, slug: str, rater: Rater, values: dict[str, Any], result: SubmitResult
 ) -> Response:
@@ -62,7 +76,8 @@ def _out(
         "replayed": result.replayed,
         "next": _next_url(slug, result),
     }
-    _with_next(request, rater, values, body, result.session)
+    step = result.following if isinstance(result.following, NextStep) else None
+    _with_next(request, rater, values, body, result.session, step)
     return Response(body, status=status.HTTP_200_OK if result.replayed else status.HTTP_201_CREATED)
 
 
@@ -72,12 +87,18 @@ def _with_next(
     values: dict[str, Any],
     body: dict[str, Any],
     session: RaterSession | None = None,
+    step: NextStep | None = None,
 ) -> None:
     if values.get("with_next"):
-        # After the answer's commit, as the next page's request would: the task page's own
-        # choice, so the answer and the next task share this request's study, rater and session.
+        # The step chosen in the answer's transaction, rendered after its commit; or, where
+        # none was (a replay, a self-explanation's verdict), the task page's own choice now.
         body["task"] = next_task_in_place(
-            request._request, rater.study, rater, {values["layout"], *values["layouts"]}, session
+            request._request,
+            rater.study,
+            rater,
+            {values["layout"], *values["layouts"]},
+            session,
+            step,
         )
 
 
@@ -123,6 +144,7 @@ class ScorecardSubmitApi(RaterAPIView):
         rater, values = _rater_and_input(request, slug, serializers.ScorecardIn)
         result = score_response_submit(
             rater=rater,
+            then=_then(rater, values),
             assignment_id=values["assignment"],
             idempotency_key=values["idempotency_key"],
             answers=_answers(values),
@@ -137,6 +159,7 @@ class PairSubmitApi(RaterAPIView):
         rater, values = _rater_and_input(request, slug, serializers.PairIn)
         result = pair_judgment_submit(
             rater=rater,
+            then=_then(rater, values),
             assignment_id=values["assignment"],
             idempotency_key=values["idempotency_key"],
             winner=values["winner"],
@@ -151,6 +174,7 @@ class TuringSubmitApi(RaterAPIView):
         rater, values = _rater_and_input(request, slug, serializers.TuringIn)
         result = turing_judgment_submit(
             rater=rater,
+            then=_then(rater, values),
             assignment_id=values["assignment"],
             idempotency_key=values["idempotency_key"],
             guess=values["guess"],

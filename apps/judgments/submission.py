@@ -23,7 +23,7 @@ import functools
 import re
 from collections.abc import Callable
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -56,6 +56,8 @@ _Submit = TypeVar("_Submit", bound=Callable[..., Any])
 
 
 _Judgment = type[ScoreResponse] | type[PairJudgment] | type[TuringJudgment]
+# What runs after a new answer, in its transaction (see _atomic_submission).
+Then = Callable[["SubmitResult"], object]
 
 
 def _atomic_submission(model: _Judgment | None) -> Callable[[_Submit], _Submit]:
@@ -67,15 +69,24 @@ def _atomic_submission(model: _Judgment | None) -> Callable[[_Submit], _Submit]:
     - a retry of a stored answer (the task is found done, or the insert breaks the key's
       unique index), earlier or concurrent, returns that answer, as a replay. The whole
       submission is rolled back first; no savepoint is spent on it on every answer.
+
+    `then(result)`, when given, runs in the same transaction after a new answer is stored (the
+    rater's next task, chosen in the answer's commit: two statements fewer than a transaction
+    of its own); what it returns is the result's `following`. It must not raise: an exception
+    would undo the answer.
     """
 
     def decorate(func: _Submit) -> _Submit:
         @functools.wraps(func)
         def wrapper(*, rater: Rater, now: datetime | None = None, **kwargs: Any) -> Any:
             now = now or timezone.now()
+            then: Then | None = kwargs.pop("then", None)
             try:
                 with transaction.atomic():
-                    return func(rater=rater, now=now, **kwargs)
+                    result = func(rater=rater, now=now, **kwargs)
+                    if then is not None and not result.replayed:
+                        result = replace(result, following=then(result))
+                    return result
             except SessionExpired:
                 session = RaterSession.objects.filter(rater=rater).first()
                 if session is not None:
@@ -116,6 +127,9 @@ class SubmitResult:
     # The rater's session as the submission read it (None for a replay), so that choosing the
     # next task in the same request need not read it again.
     session: RaterSession | None = None
+    # What the submission's `then` returned in the answer's transaction (None without one, and
+    # for a replay).
+    following: object = None
 
 
 def _replay(
@@ -349,6 +363,7 @@ def score_response_submit(
     answers: dict[str, AnswerIn],
     active_ms: int,
     now: datetime | None = None,
+    then: Then | None = None,  # taken by _atomic_submission
 ) -> SubmitResult:
     """The scorecard. Answers that arrived in the first step may be sent again (they must be
     unchanged) or left out; every answer that depends on others needs them to have arrived in
@@ -459,6 +474,7 @@ def pair_judgment_submit(
     winner: str,
     active_ms: int,
     now: datetime | None = None,
+    then: Then | None = None,  # taken by _atomic_submission
 ) -> SubmitResult:
     _check_key(idempotency_key)
     if winner not in PairJudgment.Outcome.values:
@@ -497,6 +513,7 @@ def turing_judgment_submit(
     guess: str,
     active_ms: int,
     now: datetime | None = None,
+    then: Then | None = None,  # taken by _atomic_submission
 ) -> SubmitResult:
     _check_key(idempotency_key)
     if guess not in TuringJudgment.Guess.values:

@@ -217,6 +217,51 @@ def test_a_refused_insert_raises_as_create_does_and_stores_nothing():
     assert Assignment.objects.count() == before
 
 
+def test_an_insert_unless_conflict_stores_the_row_or_nothing_and_the_transaction_goes_on(
+    django_assert_num_queries,
+):
+    insert = CompiledInsert(Assignment)
+    session = RaterSessionFactory()
+    first, second = (ItemFactory(study=session.rater.study) for _ in range(2))
+    with transaction.atomic():
+        with django_assert_num_queries(1):
+            made = insert.unless_conflict(**_new_task(session, first, 1))
+        assert made is not None
+        assert made.pk is not None
+        assert made._state.adding is False
+        # Another open task for the same rater: the one-open-task constraint refuses it.
+        with django_assert_num_queries(1):
+            assert insert.unless_conflict(**_new_task(session, second, 2)) is None
+        # No savepoint was spent, and the transaction is still usable: what it stored stands.
+        assert list(Assignment.objects.filter(session=session).values_list("pk", flat=True)) == [
+            made.pk
+        ]
+    stored = Assignment.objects.get(session=session)
+    assert _fields(stored) == _fields(made)
+
+
+def test_an_insert_unless_conflict_on_the_orms_path_refuses_in_a_savepoint():
+    insert = CompiledInsert(Assignment)
+    session = RaterSessionFactory()
+    first, second = (ItemFactory(study=session.rater.study) for _ in range(2))
+
+    def receiver(sender, instance, created, **kwargs):  # type: ignore[no-untyped-def]
+        pass
+
+    signals.post_save.connect(receiver, sender=Assignment, weak=False)
+    try:
+        with transaction.atomic():
+            made = insert.unless_conflict(**_new_task(session, first, 1))
+            assert insert.unless_conflict(**_new_task(session, second, 2)) is None
+            assert Assignment.objects.filter(session=session).count() == 1
+    finally:
+        signals.post_save.disconnect(receiver, sender=Assignment)
+    assert made is not None
+    assert list(Assignment.objects.filter(session=session).values_list("pk", flat=True)) == [
+        made.pk
+    ]
+
+
 def test_a_model_with_save_receivers_takes_the_orms_path():
     insert = CompiledInsert(Assignment)
     session = RaterSessionFactory()
