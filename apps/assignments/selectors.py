@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField, ExpressionWrapper, Q
+from django.db.models import BooleanField, ExpressionWrapper, F, Q
 from django.utils import timezone
 
 from apps.assignments.models import Assignment
 from apps.core.compiled import CompiledRead, prepared_read
 from apps.core.errors import NotFound
-from apps.judgments.models import PairJudgment, ScoreResponse, TuringJudgment
+from apps.judgments.models import EarlyAnswer, PairJudgment, ScoreResponse, TuringJudgment
 from apps.raters.models import BackgroundGroup, Rater, RaterSession
 from apps.studies.models import Item, Study
 
@@ -39,6 +39,51 @@ def assignment_get_for_rater(*, rater: Rater, assignment_id: int) -> Assignment:
     if assignment.study_id == rater.study_id:
         assignment.study = rater.study
     return assignment
+
+
+# A scorecard's task with the answers already received for it, one row per answer (one row of
+# nulls when there is none): the first step and the submit both need them, and reading them
+# apart cost a statement on each.
+_SCORECARD_FOR_RATER = CompiledRead(
+    lambda assignment_id, rater_id: (
+        Assignment.objects.select_related("item", "session")
+        .filter(pk=assignment_id, rater_id=rater_id)
+        .annotate(
+            early_id=F("early_answers__id"),
+            early_question_id=F("early_answers__question_id"),
+            early_value=F("early_answers__value"),
+            early_answered_at=F("early_answers__answered_at"),
+            early_received_at=F("early_answers__received_at"),
+        )
+        .order_by("early_answers__id")
+    )
+)
+
+
+def scorecard_get_for_rater(
+    *, rater: Rater, assignment_id: int
+) -> tuple[Assignment, list[EarlyAnswer]]:
+    """`assignment_get_for_rater`, with the answers received for the task in earlier requests
+    (a scorecard's first step), in one statement. The same 404 for someone else's task."""
+    rows = _SCORECARD_FOR_RATER(assignment_id, rater.pk)
+    if not rows:
+        raise NotFound("no such task for you", field="assignment")
+    assignment = rows[0]
+    if assignment.study_id == rater.study_id:
+        assignment.study = rater.study
+    early = [
+        EarlyAnswer(
+            id=row.early_id,
+            assignment_id=assignment.pk,
+            question_id=row.early_question_id,
+            value=row.early_value,
+            answered_at=row.early_answered_at,
+            received_at=row.early_received_at,
+        )
+        for row in rows
+        if row.early_id is not None
+    ]
+    return assignment, early
 
 
 _PENDING_FOR_RATER = CompiledRead(

@@ -32,9 +32,9 @@ from django.utils import timezone
 
 from apps.analysis.services import study_results_request
 from apps.assignments.models import Assignment
-from apps.assignments.selectors import assignment_get_for_rater
+from apps.assignments.selectors import assignment_get_for_rater, scorecard_get_for_rater
 from apps.assignments.services import assignment_complete
-from apps.core.compiled import CompiledInsert, CompiledRead
+from apps.core.compiled import CompiledInsert
 from apps.core.errors import Conflict, DomainError, NotFound, SessionExpired
 from apps.judgments.models import (
     EarlyAnswer,
@@ -143,8 +143,23 @@ def _replay(
     return existing
 
 
+def _open_scorecard(
+    rater: Rater, assignment_id: int, now: datetime
+) -> tuple[Assignment, list[EarlyAnswer]]:
+    """`_open_assignment` of a scorecard, with the answers received for it in earlier requests
+    (read with it: its first step and its submit both need them)."""
+    assignment, early = scorecard_get_for_rater(rater=rater, assignment_id=assignment_id)
+    _check_open(assignment, Assignment.Kind.SCORECARD, now)
+    return assignment, early
+
+
 def _open_assignment(rater: Rater, assignment_id: int, kind: str, now: datetime) -> Assignment:
     assignment = assignment_get_for_rater(rater=rater, assignment_id=assignment_id)
+    _check_open(assignment, kind, now)
+    return assignment
+
+
+def _check_open(assignment: Assignment, kind: str, now: datetime) -> None:
     if assignment.kind != kind:
         raise DomainError(f"this task is a {assignment.kind}, not a {kind}", field="kind")
     # Answered before the session and the study are checked: a retry of that answer is found
@@ -156,7 +171,6 @@ def _open_assignment(rater: Rater, assignment_id: int, kind: str, now: datetime)
         raise StudyNotOpen("this study is no longer collecting answers", code="study_closed")
     if assignment.status != Assignment.Status.PENDING:
         raise Conflict("this task is no longer open", field="assignment")
-    return assignment
 
 
 _KEY = re.compile(r"^[A-Za-z0-9-]{8,64}$")
@@ -228,19 +242,16 @@ _NEW_SCORE_RESPONSE = CompiledInsert(ScoreResponse)
 _NEW_PAIR_JUDGMENT = CompiledInsert(PairJudgment)
 _NEW_TURING_JUDGMENT = CompiledInsert(TuringJudgment)
 
-_EARLY_ANSWERS = CompiledRead(
-    lambda assignment_id: EarlyAnswer.objects.filter(assignment_id=assignment_id)
-)
-
 
 def _early(
-    assignment: Assignment, questions: list[Question], now: datetime
+    received: list[EarlyAnswer], questions: list[Question], now: datetime
 ) -> dict[str, EarlyAnswer]:
-    """The answers received for this task in earlier requests (strictly before `now`)."""
+    """The answers received for this task in earlier requests (strictly before `now`), by
+    question name."""
     names = {q.pk: q.name for q in questions}
     return {
         names[early.question_id]: early
-        for early in _EARLY_ANSWERS(assignment.pk)
+        for early in received
         if early.received_at < now and early.question_id in names
     }
 
@@ -305,7 +316,7 @@ def early_answers_submit(
     if not answers:
         raise DomainError("send at least one answer", field="answers")
     _check_active(active_ms)
-    assignment = _open_assignment(rater, assignment_id, Assignment.Kind.SCORECARD, now)
+    assignment, received = _open_scorecard(rater, assignment_id, now)
     questions = study_questions(study=assignment.study)
     known = _check_answers(questions, answers, active_ms)
     for name, answer in answers.items():
@@ -315,7 +326,7 @@ def early_answers_submit(
                 f'{name}: "I don\'t get it" is sent with the scorecard, not before it',
                 field=f"answers.{name}",
             )
-    early = _early(assignment, questions, now)
+    early = _early(received, questions, now)
     for name in answers:
         missing = [q for q in _prerequisites(known[name]) if q.name not in early]
         if missing:
@@ -371,10 +382,10 @@ def score_response_submit(
     _check_key(idempotency_key)
     now = now or timezone.now()
     _check_active(active_ms)
-    assignment = _open_assignment(rater, assignment_id, Assignment.Kind.SCORECARD, now)
+    assignment, received = _open_scorecard(rater, assignment_id, now)
     questions = study_questions(study=assignment.study)
     _check_answers(questions, answers, active_ms)
-    early = _early(assignment, questions, now) if any(_prerequisites(q) for q in questions) else {}
+    early = _early(received, questions, now) if any(_prerequisites(q) for q in questions) else {}
     for name, answer in answers.items():
         stored = early.get(name)
         if stored is not None and stored.value != answer.value:

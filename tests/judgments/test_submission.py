@@ -7,14 +7,23 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from apps.assignments.models import Assignment
+from apps.assignments.selectors import scorecard_get_for_rater
 from apps.assignments.services import assignment_next
 from apps.core.compiled import readable
 from apps.core.errors import Conflict, DomainError, NotFound, SessionExpired
-from apps.judgments.models import PairJudgment, ScoreAnswer, ScoreResponse, TuringJudgment
+from apps.judgments.models import (
+    EarlyAnswer,
+    PairJudgment,
+    ScoreAnswer,
+    ScoreResponse,
+    TuringJudgment,
+)
 from apps.judgments.submission import (
     AnswerIn,
     early_answers_submit,
@@ -332,8 +341,6 @@ def test_a_key_sent_again_with_another_task_replays_its_first_answer_and_stores_
 def test_a_first_answer_spends_no_statement_looking_up_its_key(kind):
     """The key's unique index answers a retry (see `_as_replay`); a look-up by key before
     every answer was a statement per answer spent on the rare retry."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
     from apps.judgments.submission import pair_judgment_submit, turing_judgment_submit
 
@@ -929,3 +936,56 @@ def test_answer_without_the_csrf_token_is_403_and_with_it_is_stored():
     accepted = _post_scorecard(client, study, _scorecard(assignment), csrf=token)
     assert accepted.status_code == 201
     assert ScoreResponse.objects.get().assignment_id == assignment.pk
+
+
+# --- the task and its early answers, read together ---------------------------------------------
+
+
+def test_a_scorecards_steps_read_the_task_with_its_early_answers_in_one_statement() -> None:
+    """The first step and the submit each need the task and the answers received for it; they
+    come in one read (no statement of their own), and are the stored rows, field by field."""
+    study = _study()
+    client, rater, assignment = _browser(study)
+    early = {name: ANSWERS[name] for name in EARLY}
+    body = {"assignment": assignment.pk, "active_ms": 2500, "answers": early}
+    with CaptureQueriesContext(connection) as first_step:
+        assert _post(client, study, "scorecards/early", body).status_code == 200
+    read, received = scorecard_get_for_rater(rater=rater, assignment_id=assignment.pk)
+    fields = ("id", "assignment_id", "question_id", "value", "answered_at", "received_at")
+    stored = EarlyAnswer.objects.filter(assignment=assignment).order_by("pk")
+    assert [tuple(getattr(e, f) for f in fields) for e in received] == [
+        tuple(getattr(e, f) for f in fields) for e in stored
+    ]
+    assert len(received) == 2
+    assert all(e.received_at.tzinfo is not None for e in received)
+    assert read == assignment
+    assert read.item == assignment.item
+    assert read.session == assignment.session
+    with CaptureQueriesContext(connection) as submit:
+        assert _post(client, study, "scorecards", _scorecard(assignment)).status_code == 201
+    for queries in (first_step, submit):
+        reads_of_early = [
+            q["sql"]
+            for q in queries.captured_queries
+            if readable(q["sql"]).startswith("SELECT")
+            and '"judgments_earlyanswer"' in readable(q["sql"])
+        ]
+        assert len(reads_of_early) == 1, reads_of_early
+        assert '"assignments_assignment"' in readable(reads_of_early[0])
+    # The submit stored the early answers as they were received.
+    answers = {
+        a.question.name: a for a in ScoreAnswer.objects.filter(response__assignment=assignment)
+    }
+    for e in stored:
+        assert answers[e.question.name].value == e.value
+        assert answers[e.question.name].received_at == e.received_at
+
+
+def test_a_task_read_with_no_early_answers_has_none_and_someone_elses_task_is_not_found() -> None:
+    study = _study()
+    _client, rater, assignment = _browser(study)
+    read, received = scorecard_get_for_rater(rater=rater, assignment_id=assignment.pk)
+    assert (read, received) == (assignment, [])
+    _other_client, other, _ = _browser(study)
+    with pytest.raises(NotFound):
+        scorecard_get_for_rater(rater=other, assignment_id=assignment.pk)
