@@ -6,7 +6,7 @@ import logging
 import os
 
 from celery import Celery
-from celery.signals import worker_ready
+from celery.signals import celeryd_init, worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # One BLAS thread per process: statistics run in several worker processes at once, and a
@@ -29,3 +29,16 @@ def _beat_at_start(sender: object = None, **kwargs: object) -> None:
         worker_heartbeat_record(hostname=str(hostname))
     except Exception:  # the database may be migrating; the periodic task beats soon after
         logging.getLogger(__name__).warning("could not record the worker's start", exc_info=True)
+
+
+@celeryd_init.connect
+def _below_the_web_server(sender: object = None, **kwargs: object) -> None:
+    """A `celery worker` process (and the pool processes it forks, which inherit it) runs at a
+    lower priority than the web server: an aggregation is seconds of CPU that may wait, a
+    rater's request milliseconds that should not. On cores the two share, the scheduler then
+    gives a request its core when it needs one, and the worker every moment no request does.
+    `WORKER_NICE=0` keeps the worker at the web server's priority."""
+    from django.conf import settings
+
+    if settings.WORKER_NICE:
+        os.nice(settings.WORKER_NICE)

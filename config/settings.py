@@ -376,6 +376,12 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 900, minimum=1)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 840, minimum=1)
 
+# How much lower than the web server's a `celery worker` process's priority is (its nice
+# value; config/celery.py), so that aggregations on shared cores do not delay raters' requests.
+WORKER_NICE = env_int("WORKER_NICE", 10, minimum=0)
+if WORKER_NICE > 19:
+    raise ImproperlyConfigured(f"WORKER_NICE must be at most 19, got {WORKER_NICE}")
+
 # Statistics and aggregation.
 AGGREGATE_DEBOUNCE_SECONDS = env_int("AGGREGATE_DEBOUNCE_SECONDS", 10, minimum=0)
 AGGREGATE_SWEEP_SECONDS = env_int("AGGREGATE_SWEEP_SECONDS", 300, minimum=10)

@@ -32,10 +32,14 @@ def assignment_get_for_rater(*, rater: Rater, assignment_id: int) -> Assignment:
     Its study is the rater's, as the caller read it (with the rubric): joining the study again
     cost more than the rest of the query on every answer.
     """
-    found = _ASSIGNMENT_FOR_RATER(assignment_id, rater.pk)
-    if not found:
+    return _owned(_ASSIGNMENT_FOR_RATER(assignment_id, rater.pk), rater)
+
+
+def _owned(rows: list[Assignment], rater: Rater) -> Assignment:
+    """The first row read for this rater's task (404 when none), with the rater's study."""
+    if not rows:
         raise NotFound("no such task for you", field="assignment")
-    assignment = found[0]
+    assignment = rows[0]
     if assignment.study_id == rater.study_id:
         assignment.study = rater.study
     return assignment
@@ -66,11 +70,7 @@ def scorecard_get_for_rater(
     """`assignment_get_for_rater`, with the answers received for the task in earlier requests
     (a scorecard's first step), in one statement. The same 404 for someone else's task."""
     rows = _SCORECARD_FOR_RATER(assignment_id, rater.pk)
-    if not rows:
-        raise NotFound("no such task for you", field="assignment")
-    assignment = rows[0]
-    if assignment.study_id == rater.study_id:
-        assignment.study = rater.study
+    assignment = _owned(rows, rater)
     early = [
         EarlyAnswer(
             id=row.early_id,

@@ -41,6 +41,21 @@ def _committed_writes(queries: CaptureQueriesContext) -> list[list[str]]:
     return done
 
 
+def _other_tabs_task(session: RaterSession, status: str) -> Assignment:
+    """The task another tab of the same rater stored after this request read the rater's
+    tasks: the second of the session, on an item the rater has not had."""
+    rater = session.rater
+    return Assignment.objects.create(
+        study=rater.study,
+        rater=rater,
+        session=session,
+        kind=Assignment.Kind.TURING,
+        item=Item.objects.filter(study=rater.study).exclude(assignments__rater=rater).first(),
+        position=2,
+        status=status,
+    )
+
+
 @pytest.mark.django_db(transaction=True)  # the request's own BEGIN and COMMIT, not savepoints
 def test_the_answer_and_the_next_task_are_one_commit() -> None:
     study = _study(task_mix={"turing": 1.0})
@@ -72,14 +87,7 @@ def test_a_task_another_tab_handed_out_meanwhile_stands_and_the_transaction_goes
     Assignment.objects.filter(pk=first).update(status=Assignment.Status.DONE)
     with transaction.atomic():
         stale = rater_tasks(rater=rater)  # read before the other tab's task was stored
-        other = Assignment.objects.create(
-            study=study,
-            rater=rater,
-            session=session,
-            kind=Assignment.Kind.TURING,
-            item=Item.objects.filter(study=study).exclude(assignments__rater=rater).first(),
-            position=2,
-        )
+        other = _other_tabs_task(session, Assignment.Status.PENDING)
         assert assignment_next_in_transaction(rater=rater, session=session, tasks=stale) == other
         # No statement failed: the transaction is usable, and holds one open task.
         assert list(Assignment.objects.filter(rater=rater, status="pending")) == [other]
@@ -95,15 +103,7 @@ def test_a_task_another_tab_handed_out_and_answered_meanwhile_raises_busy_having
     Assignment.objects.filter(pk=first).update(status=Assignment.Status.DONE)
     with transaction.atomic():
         stale = rater_tasks(rater=rater)
-        Assignment.objects.create(
-            study=study,
-            rater=rater,
-            session=session,
-            kind=Assignment.Kind.TURING,
-            item=Item.objects.filter(study=study).exclude(assignments__rater=rater).first(),
-            position=2,
-            status=Assignment.Status.DONE,
-        )
+        _other_tabs_task(session, Assignment.Status.DONE)
         before = Assignment.objects.filter(rater=rater).count()
         with pytest.raises(Busy):
             assignment_next_in_transaction(rater=rater, session=session, tasks=stale)

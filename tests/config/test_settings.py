@@ -76,6 +76,9 @@ def test_database_and_redis_urls_select_postgresql_and_redis():
         ({"DEBUG": "1", "LLM_JUDGE_TIMEOUT_SECONDS": "nan"}, "must be a finite number"),
         ({"DEBUG": "1", "PUBLIC_BASE_URL": "laughlab.example.org"}, "PUBLIC_BASE_URL must be"),
         ({"DEBUG": "1", "PUBLIC_BASE_URL": "https://a b.org"}, "PUBLIC_BASE_URL must be"),
+        ({"DEBUG": "1", "WORKER_NICE": "-5"}, "WORKER_NICE must be at least 0"),
+        ({"DEBUG": "1", "WORKER_NICE": "20"}, "WORKER_NICE must be at most 19"),
+        ({"DEBUG": "1", "WORKER_NICE": "low"}, "WORKER_NICE must be an integer"),
     ],
 )
 def test_malformed_values_stop_the_process_with_the_setting_named(env, message):
