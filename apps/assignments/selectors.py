@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +35,7 @@ def assignment_get_for_rater(*, rater: Rater, assignment_id: int) -> Assignment:
     return _owned(_ASSIGNMENT_FOR_RATER(assignment_id, rater.pk), rater)
 
 
-def _owned(rows: list[Assignment], rater: Rater) -> Assignment:
+def _owned(rows: Sequence[Any], rater: Rater) -> Assignment:
     """The first row read for this rater's task (404 when none), with the rater's study."""
     if not rows:
         raise NotFound("no such task for you", field="assignment")
