@@ -7,7 +7,6 @@ the templates receive only what a rater may see (see `task_view_model`).
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -19,8 +18,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from apps.assignments.models import Assignment
-from apps.assignments.selectors import rater_tasks, score_response_awaiting_verdict
-from apps.assignments.services import assignment_next, assignment_next_in_transaction
+from apps.assignments.next_step import NextStep, next_step
 from apps.core.errors import Busy, SessionExpired
 from apps.judgments.models import ScoreResponse
 from apps.raters.models import Rater, RaterSession
@@ -194,52 +192,6 @@ def _session_context(study: Study, session: RaterSession, done: int) -> dict[str
     }
 
 
-@dataclass(frozen=True)
-class NextStep:
-    """What the rater is shown next: the scorecard whose explanation waits for a verdict, else
-    their open task or a new one (both None: nothing to show), and how many tasks the session
-    has done."""
-
-    awaiting: ScoreResponse | None
-    assignment: Assignment | None
-    done: int
-
-
-_NOTHING_IN_PLACE = NextStep(None, None, 0)
-
-
-def _next_step(rater: Rater, session: RaterSession, *, in_transaction: bool = False) -> NextStep:
-    """The next step in an open session of an open study; `in_transaction`: chosen in the
-    caller's transaction, in one try (`assignment_next_in_transaction`)."""
-    tasks = rater_tasks(rater=rater)
-    done = tasks.done_in_session(session_id=session.pk)
-    awaiting = score_response_awaiting_verdict(rater=rater, tasks=tasks, session_id=session.pk)
-    if awaiting is not None:
-        # The reveal comes on the task page itself, right after the scorecard: every answer is
-        # followed by the same page, so the route says nothing about which items have one.
-        return NextStep(awaiting, None, done)
-    choose = assignment_next_in_transaction if in_transaction else assignment_next
-    return NextStep(None, choose(rater=rater, session=session, tasks=tasks), done)
-
-
-def next_step_in_transaction(study: Study, rater: Rater, session: RaterSession) -> NextStep:
-    """The step after an answer, chosen in the answer's own transaction, so the answer and the
-    task after it are one commit; `next_task_in_place` renders it once that commit is done.
-
-    Nothing that happens here undoes the answer: no statement of it can fail but for the
-    database itself failing, and every refusal is a returned value. When nothing is to be shown
-    in place (a closed study, a session over, every candidate held by others this moment), the
-    page loads `next`, as after any answer, and that page does what the case needs.
-    """
-    if study.status != Study.Status.OPEN:
-        return _NOTHING_IN_PLACE
-    try:
-        rater_session_check_open(session=session)
-        return _next_step(rater, session, in_transaction=True)
-    except (SessionExpired, Busy):
-        return _NOTHING_IN_PLACE
-
-
 def _page_title(study: Study, kind: str) -> str:
     if kind == Assignment.Kind.PAIR:
         if study.rubric.kind == Rubric.Kind.HUMOR:
@@ -297,7 +249,7 @@ def task_page(request: HttpRequest, slug: str) -> HttpResponse:
         # Closed while this rater was in it: what they answered is kept; nothing more is asked.
         rater_session_end(session=session, reason=RaterSession.EndReason.COMPLETED)
         return render(request, "raters/unavailable.html", {"study": study}, status=409)
-    step = _next_step(rater, session)
+    step = next_step(rater, session)
     awaiting, assignment, done = step.awaiting, step.assignment, step.done
     if awaiting is not None:
         context = _explanation_context(study, session, awaiting, done)
@@ -346,7 +298,7 @@ def next_task_in_place(
     if step is None:
         try:
             rater_session_check_open(session=session)
-            step = _next_step(rater, session)
+            step = next_step(rater, session)
         except (SessionExpired, Busy):
             # The answer is stored; the next page asks again, and says so if need be.
             return None

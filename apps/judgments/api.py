@@ -12,7 +12,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import Serializer
 
-from apps.assignments.views import NextStep, next_step_in_transaction, next_task_in_place
+from apps.assignments.next_step import NextStep, next_step_in_transaction
+from apps.assignments.views import next_task_in_place
 from apps.core.rater_api import RaterAPIView
 from apps.core.serializers import ErrorOut, validated
 from apps.judgments import serializers
