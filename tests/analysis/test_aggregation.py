@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.db.models.signals import post_save
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -127,6 +128,28 @@ def test_a_new_run_replaces_the_stored_document_without_reading_it(demo_study):
     stored = StudyResult.objects.get(pk=first.pk)
     assert stored.rounds == 60
     assert stored.payload == second.payload
+
+
+def test_a_run_is_finished_when_its_results_are_stored(demo_study):
+    # The run's whole time (last_started_at to last_finished_at) bounds how far the results
+    # lag behind the judgments; finishing it at `computed_at`, before the document was
+    # written, left the storing out.
+    stored_at: list[Any] = []
+
+    def remember(sender: type, instance: StudyResult, **kwargs: Any) -> None:
+        stored_at.append(timezone.now())
+
+    post_save.connect(remember, sender=StudyResult)
+    try:
+        result = study_aggregate(study=demo_study, rounds=20)
+    finally:
+        post_save.disconnect(remember, sender=StudyResult)
+    state = AggregationState.objects.get(study=demo_study)
+    assert state.last_started_at is not None and state.last_finished_at is not None
+    assert state.last_started_at < result.computed_at < stored_at[0] <= state.last_finished_at
+    assert (
+        state.last_finished_at - state.last_started_at
+    ).total_seconds() >= result.duration_seconds
 
 
 def test_another_seed_changes_intervals_not_estimates(demo_study):

@@ -1,0 +1,68 @@
+"""The load benchmark's results-lag probe: each judgment's wait, and its bound, from the runs'
+starts and ends (benchmarks/load/run_load.py, `LagProbe.waits`). The lag figures the
+benchmark's README reports are computed here, so the arithmetic is tested, not trusted."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+LOAD = Path(__file__).resolve().parents[2] / "benchmarks" / "load" / "run_load.py"
+
+
+@pytest.fixture(scope="module")
+def run_load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("run_load_under_test", LOAD)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _probe(run_load: ModuleType, runs: dict[float, float], submitted: list[float]) -> Any:
+    probe = run_load.LagProbe("postgres://unused", 1)
+    probe.runs = runs
+    probe.durations = [end - start - 0.5 for start, end in runs.items()]
+    probe.submitted = sorted(submitted)
+    probe.samples = [0.0]
+    probe.since = 0.0
+    return probe
+
+
+def test_a_judgment_waits_for_the_first_run_that_started_after_it(run_load: ModuleType) -> None:
+    # Runs 100-104 and 112-115 (start -> results stored); judgments at 95, 100.5 and 113.
+    probe = _probe(run_load, {100.0: 104.0, 112.0: 115.0}, [95.0, 100.5, 113.0])
+    waits, excess, pending = probe.waits(debounce=10.0)
+    # 95 is read by the run of 100 (done at 104); 100.5 came after that run started, so the
+    # run of 112 includes it; 113 is after the last run's start: no finished run has it yet.
+    assert waits == pytest.approx([9.0, 14.5])
+    assert excess == pytest.approx([9.0 - (10.0 + 4.0), 14.5 - (10.0 + 3.0)])
+    assert pending == 1
+    assert "BEYOND, the worst by 1.500 s" in probe.summary(10.0)
+
+
+def test_waits_within_one_debounce_and_their_runs_whole_time_are_within(
+    run_load: ModuleType,
+) -> None:
+    # The judgment of 100.5 queues a run due at 110.5, which takes 3 s: 13 s waited, within
+    # 10 s + 3 s by nothing to spare; the run's start exactly at a judgment's time reads it.
+    probe = _probe(run_load, {100.0: 104.0, 110.5: 113.5}, [100.0, 100.5])
+    waits, excess, pending = probe.waits(debounce=10.0)
+    assert waits == pytest.approx([4.0, 13.0])
+    assert max(excess) == pytest.approx(0.0)
+    assert pending == 0
+    summary = probe.summary(10.0)
+    assert "beyond one debounce (10 s) + its run's whole time: 0 -> WITHIN" in summary
+    assert "4.0 s the longest from start to results stored" in summary
+
+
+def test_no_run_after_any_judgment_is_said_so(run_load: ModuleType) -> None:
+    probe = _probe(run_load, {100.0: 104.0}, [101.0, 102.0])
+    assert probe.summary(10.0) == "no run finished after a judgment of the phase (2 judgments)"
