@@ -15,12 +15,13 @@ second are the most this server and client can do on this machine, the ceiling t
 is reported against (answers/s and requests/s as a share of it).
 
 With `--worker` a Celery worker (one process, as a small deployment runs it) computes the results
-while the raters answer, and a probe reads the database once a second during the load phase:
-how far the results lag behind the stored judgments, i.e. how long the oldest judgment that the
-latest results could not include (submitted after that run started) has been waiting, 0 when
-they include everything. It is reported against the bound the design promises: one debounce
-interval (AGGREGATE_DEBOUNCE_SECONDS) plus one aggregation, and, for a judgment that arrives just
-after a run has started, plus the rest of that run.
+while the raters answer, started and ready before the phase. A probe reads the database once a
+second during the phase (how long the oldest stored judgment the latest results leave out has
+waited) and records each run's claim, start and end; after the phase it computes every
+judgment's wait, from its storing (`created_at`, its INSERT in the answer's transaction) to the
+end of the run that included it, against the bound the design promises: one debounce interval
+(AGGREGATE_DEBOUNCE_SECONDS) plus one aggregation (that run, from its start to its results
+stored). It also reports how late the worker started each run after its claim and the debounce.
 """
 
 from __future__ import annotations
@@ -636,28 +637,30 @@ WITH latest AS (
            computed_at - make_interval(secs => duration_seconds) AS started
     FROM analysis_studyresult WHERE study_id = %(study)s
 ), waiting AS (
-    SELECT min(submitted_at) AS oldest FROM (
-        SELECT submitted_at FROM judgments_scoreresponse WHERE study_id = %(study)s
-        UNION ALL SELECT submitted_at FROM judgments_pairjudgment WHERE study_id = %(study)s
-        UNION ALL SELECT submitted_at FROM judgments_turingjudgment WHERE study_id = %(study)s
+    SELECT min(created_at) AS oldest FROM (
+        SELECT created_at FROM judgments_scoreresponse WHERE study_id = %(study)s
+        UNION ALL SELECT created_at FROM judgments_pairjudgment WHERE study_id = %(study)s
+        UNION ALL SELECT created_at FROM judgments_turingjudgment WHERE study_id = %(study)s
     ) stored
-    WHERE submitted_at > coalesce((SELECT started FROM latest), '-infinity'::timestamptz)
-      AND submitted_at >= %(since)s
+    WHERE created_at > coalesce((SELECT started FROM latest), '-infinity'::timestamptz)
+      AND created_at >= %(since)s
 )
 SELECT extract(epoch FROM now() - (SELECT oldest FROM waiting)),
        (SELECT duration_seconds FROM latest),
        (SELECT extract(epoch FROM last_started_at) FROM analysis_aggregationstate
         WHERE study_id = %(study)s AND last_finished_at > last_started_at),
        (SELECT extract(epoch FROM last_finished_at) FROM analysis_aggregationstate
-        WHERE study_id = %(study)s AND last_finished_at > last_started_at)
+        WHERE study_id = %(study)s AND last_finished_at > last_started_at),
+       (SELECT extract(epoch FROM scheduled_at) FROM analysis_aggregationstate
+        WHERE study_id = %(study)s AND scheduled)
 """
 
-SUBMITTED_SQL = """
-SELECT extract(epoch FROM submitted_at) FROM (
-    SELECT submitted_at FROM judgments_scoreresponse WHERE study_id = %(study)s
-    UNION ALL SELECT submitted_at FROM judgments_pairjudgment WHERE study_id = %(study)s
-    UNION ALL SELECT submitted_at FROM judgments_turingjudgment WHERE study_id = %(study)s
-) stored WHERE submitted_at >= %(since)s
+STORED_SQL = """
+SELECT extract(epoch FROM created_at) FROM (
+    SELECT created_at FROM judgments_scoreresponse WHERE study_id = %(study)s
+    UNION ALL SELECT created_at FROM judgments_pairjudgment WHERE study_id = %(study)s
+    UNION ALL SELECT created_at FROM judgments_turingjudgment WHERE study_id = %(study)s
+) stored WHERE created_at >= %(since)s
 """
 
 
@@ -665,10 +668,10 @@ class LagProbe(threading.Thread):
     """Once a second: how long the oldest judgment the latest results leave out has waited,
     and each finished run's start and end; after the phase, every judgment's wait.
 
-    A run reads the judgments submitted before it started (its `last_started_at`; the
-    inputs are read after it) and its results are there once it finished
-    (`last_finished_at`, set with the stored document). A judgment's wait is therefore
-    exact: from its submission to the end of the first run that started after it. Each wait
+    A run reads the judgments stored before it started (its `last_started_at`; the inputs
+    are read after it) and its results are there once it finished (`last_finished_at`, set
+    with the stored document). A judgment's wait is therefore exact: from its storing to the
+    end of the first run that started after it. Each wait
     is held against the bound the design promises for it: one debounce interval plus that
     run's whole time. The once-a-second samples are kept for their percentiles; their
     maximum can miss up to a second of a peak, the waits cannot.
@@ -681,7 +684,10 @@ class LagProbe(threading.Thread):
         self.samples: list[float] = []
         self.durations: list[float] = []  # each run's `duration_seconds` (its computation)
         self.runs: dict[float, float] = {}  # each finished run's start -> its end (epoch s)
-        self.submitted: list[float] = []  # every judgment of the phase (epoch s)
+        self.stored: list[float] = []  # when each judgment of the phase was stored (epoch s)
+        # When each run was claimed (queued to start a debounce later): a claim stays visible
+        # until its run starts, a debounce interval, so the once-a-second probe sees each.
+        self.claims: set[float] = set()
         self.since = 0.0  # the phase's start, the database's clock (epoch seconds)
         self.stopping = threading.Event()
 
@@ -699,13 +705,15 @@ class LagProbe(threading.Thread):
                 query = {"study": self.study_id, "since": since}
                 while not self.stopping.wait(1.0):
                     cursor.execute(LAG_SQL, query)
-                    waited, duration, started, finished = cursor.fetchone()
+                    waited, duration, started, finished, scheduled = cursor.fetchone()
                     self.samples.append(float(waited or 0.0))
                     if started is not None and float(started) not in self.runs:
                         self.runs[float(started)] = float(finished)
                         self.durations.append(float(duration))
-                cursor.execute(SUBMITTED_SQL, query)
-                self.submitted = sorted(float(at) for (at,) in cursor.fetchall())
+                    if scheduled is not None:
+                        self.claims.add(float(scheduled))
+                cursor.execute(STORED_SQL, query)
+                self.stored = sorted(float(at) for (at,) in cursor.fetchall())
         finally:
             connection.close()
 
@@ -716,7 +724,7 @@ class LagProbe(threading.Thread):
         waits: list[float] = []
         excess: list[float] = []
         pending = 0
-        for at in self.submitted:
+        for at in self.stored:
             first = bisect.bisect_left(starts, at)
             if first == len(starts):
                 pending += 1
@@ -735,8 +743,17 @@ class LagProbe(threading.Thread):
             return f"no run finished after a judgment of the phase ({pending} judgments)"
         wholes = [end - start for start, end in self.runs.items()]
         worst = max(excess)
-        worst_at = self.submitted[excess.index(worst)] - self.since
+        worst_at = self.stored[excess.index(worst)] - self.since
         beyond = sum(1 for e in excess if e > 0)
+        claims = sorted(self.claims)
+        delays = sorted(
+            start - claims[bisect.bisect_right(claims, start) - 1] - debounce
+            for start in self.runs
+            if bisect.bisect_right(claims, start)
+        )
+        late = (
+            f"p50 {_percentile(delays, 50):.3f} s, max {delays[-1]:.3f} s" if delays else "no run"
+        )
         verdict = (
             f"WITHIN, the closest {-worst:.3f} s within"
             if beyond == 0
@@ -747,7 +764,8 @@ class LagProbe(threading.Thread):
             f"{_percentile(self.samples, 50):.1f} s, p95 {_percentile(self.samples, 95):.1f} s, "
             f"max {max(self.samples):.1f} s; {len(self.runs)} runs, computing "
             f"{statistics.fmean(self.durations):.1f} s mean and {max(self.durations):.1f} s "
-            f"longest, {max(wholes):.1f} s the longest from start to results stored\n"
+            f"longest, {max(wholes):.1f} s the longest from start to results stored; "
+            f"started after their claim + the debounce: {late}\n"
             f"  each judgment's wait for results that include it ({len(waits)} judgments; "
             f"{pending} after the last run's start): p50 {_percentile(waits, 50):.1f} s, max "
             f"{max(waits):.1f} s; beyond one debounce ({debounce:.0f} s) + its run's whole "

@@ -26,13 +26,14 @@ def run_load() -> ModuleType:
     return module
 
 
-def _probe(run_load: ModuleType, runs: dict[float, float], submitted: list[float]) -> Any:
+def _probe(run_load: ModuleType, runs: dict[float, float], stored: list[float]) -> Any:
     probe = run_load.LagProbe("postgres://unused", 1)
     probe.runs = runs
     probe.durations = [end - start - 0.5 for start, end in runs.items()]
-    probe.submitted = sorted(submitted)
+    probe.stored = sorted(stored)
     probe.samples = [0.0]
     probe.since = 0.0
+    probe.claims = {start - 10.0 for start in runs}
     return probe
 
 
@@ -61,6 +62,14 @@ def test_waits_within_one_debounce_and_their_runs_whole_time_are_within(
     summary = probe.summary(10.0)
     assert "beyond one debounce (10 s) + its run's whole time: 0 -> WITHIN" in summary
     assert "4.0 s the longest from start to results stored" in summary
+    # Each run was claimed exactly a debounce before it started.
+    assert "started after their claim + the debounce: p50 0.000 s, max 0.000 s" in summary
+
+
+def test_a_run_started_late_after_its_claim_is_reported(run_load: ModuleType) -> None:
+    probe = _probe(run_load, {100.0: 104.0, 112.0: 115.0}, [100.5])
+    probe.claims = {89.9, 101.5}  # the second run started 0.5 s after it was due
+    assert "claim + the debounce: p50 0.300 s, max 0.500 s" in probe.summary(10.0)
 
 
 def test_no_run_after_any_judgment_is_said_so(run_load: ModuleType) -> None:
