@@ -717,47 +717,47 @@ class LagProbe(threading.Thread):
         finally:
             connection.close()
 
-    def waits(self, debounce: float) -> tuple[list[float], list[float], int]:
-        """Each judgment's wait and its excess over its bound (negative: within it), for the
-        judgments a finished run included; and how many no finished run included yet."""
+    def _claim_of(self, start: float) -> float | None:
+        """The claim of the run that started at ``start``: the latest claim seen before it."""
+        claims = sorted(self.claims)
+        before = bisect.bisect_right(claims, start)
+        return claims[before - 1] if before else None
+
+    def waits(self, debounce: float) -> Waits:
+        """Each judgment's wait for the first finished run that started after it was stored,
+        and its excess over the bound (negative: within it), counting one aggregation from
+        the run's start and from the moment it was due (its claim + the debounce)."""
         starts = sorted(self.runs)
-        waits: list[float] = []
-        excess: list[float] = []
-        pending = 0
+        found = Waits()
         for at in self.stored:
             first = bisect.bisect_left(starts, at)
             if first == len(starts):
-                pending += 1
+                found.pending += 1
                 continue
             started = starts[first]
             finished = self.runs[started]
-            waits.append(finished - at)
-            excess.append(finished - at - (debounce + finished - started))
-        return waits, excess, pending
+            claimed = self._claim_of(started)
+            found.at.append(at)
+            found.waits.append(finished - at)
+            found.from_start.append(finished - at - (debounce + finished - started))
+            # Due at claim + debounce: the bound is then finished - claim.
+            found.from_due.append(found.from_start[-1] if claimed is None else claimed - at)
+        return found
 
     def summary(self, debounce: float) -> str:
         if not self.samples:
             return "no samples"
-        waits, excess, pending = self.waits(debounce)
-        if not waits:
-            return f"no run finished after a judgment of the phase ({pending} judgments)"
+        found = self.waits(debounce)
+        if not found.waits:
+            return f"no run finished after a judgment of the phase ({found.pending} judgments)"
         wholes = [end - start for start, end in self.runs.items()]
-        worst = max(excess)
-        worst_at = self.stored[excess.index(worst)] - self.since
-        beyond = sum(1 for e in excess if e > 0)
-        claims = sorted(self.claims)
         delays = sorted(
-            start - claims[bisect.bisect_right(claims, start) - 1] - debounce
+            start - claim - debounce
             for start in self.runs
-            if bisect.bisect_right(claims, start)
+            if (claim := self._claim_of(start)) is not None
         )
         late = (
             f"p50 {_percentile(delays, 50):.3f} s, max {delays[-1]:.3f} s" if delays else "no run"
-        )
-        verdict = (
-            f"WITHIN, the closest {-worst:.3f} s within"
-            if beyond == 0
-            else f"BEYOND, the worst by {worst:.3f} s"
         )
         return (
             f"results lag, sampled each second over {len(self.samples)} s: p50 "
@@ -766,11 +766,45 @@ class LagProbe(threading.Thread):
             f"{statistics.fmean(self.durations):.1f} s mean and {max(self.durations):.1f} s "
             f"longest, {max(wholes):.1f} s the longest from start to results stored; "
             f"started after their claim + the debounce: {late}\n"
-            f"  each judgment's wait for results that include it ({len(waits)} judgments; "
-            f"{pending} after the last run's start): p50 {_percentile(waits, 50):.1f} s, max "
-            f"{max(waits):.1f} s; beyond one debounce ({debounce:.0f} s) + its run's whole "
-            f"time: {beyond} -> {verdict} (the judgment of second {worst_at:.1f})"
+            f"  each judgment's wait for results that include it ({len(found.waits)} "
+            f"judgments; {found.pending} after the last run's start): p50 "
+            f"{_percentile(found.waits, 50):.1f} s, max {max(found.waits):.1f} s\n"
+            f"  beyond one debounce ({debounce:.0f} s) + its run from its start to its results "
+            f"stored: {self._verdict(found, found.from_start)}\n"
+            f"  beyond one debounce + its run from when it was due to its results stored: "
+            f"{self._verdict(found, found.from_due)}"
         )
+
+    def _verdict(self, found: Waits, excess: list[float]) -> str:
+        worst = max(excess)
+        at = found.at[excess.index(worst)]
+        started = min(start for start in self.runs if start >= at)
+        claimed = self._claim_of(started)
+        run = (f"claimed {claimed - self.since:.1f}, " if claimed is not None else "") + (
+            f"started {started - self.since:.1f}, results stored "
+            f"{self.runs[started] - self.since:.1f}"
+        )
+        beyond = sum(1 for e in excess if e > 0)
+        verdict = (
+            f"WITHIN, the closest {abs(worst):.3f} s within"
+            if beyond == 0
+            else f"BEYOND, the worst by {worst:.3f} s"
+        )
+        return (
+            f"{beyond} -> {verdict} (the judgment stored at second {at - self.since:.1f}; its "
+            f"run {run})"
+        )
+
+
+@dataclass
+class Waits:
+    """Each included judgment's storing time, wait and excess over the two bounds."""
+
+    at: list[float] = field(default_factory=list)
+    waits: list[float] = field(default_factory=list)
+    from_start: list[float] = field(default_factory=list)
+    from_due: list[float] = field(default_factory=list)
+    pending: int = 0  # stored after the last finished run's start
 
 
 def _start_worker(env: dict[str, str], work: Path) -> subprocess.Popen[bytes]:

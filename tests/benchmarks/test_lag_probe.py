@@ -1,5 +1,5 @@
-"""The load benchmark's results-lag probe: each judgment's wait, and its bound, from the runs'
-starts and ends (benchmarks/load/run_load.py, `LagProbe.waits`). The lag figures the
+"""The load benchmark's results-lag probe: each judgment's wait, and its bounds, from the runs'
+claims, starts and ends (benchmarks/load/run_load.py, `LagProbe.waits`). The lag figures the
 benchmark's README reports are computed here, so the arithmetic is tested, not trusted."""
 
 from __future__ import annotations
@@ -26,52 +26,71 @@ def run_load() -> ModuleType:
     return module
 
 
-def _probe(run_load: ModuleType, runs: dict[float, float], stored: list[float]) -> Any:
+def _probe(
+    run_load: ModuleType, runs: dict[float, float], stored: list[float], claims: set[float]
+) -> Any:
     probe = run_load.LagProbe("postgres://unused", 1)
     probe.runs = runs
     probe.durations = [end - start - 0.5 for start, end in runs.items()]
     probe.stored = sorted(stored)
+    probe.claims = claims
     probe.samples = [0.0]
     probe.since = 0.0
-    probe.claims = {start - 10.0 for start in runs}
     return probe
 
 
 def test_a_judgment_waits_for_the_first_run_that_started_after_it(run_load: ModuleType) -> None:
-    # Runs 100-104 and 112-115 (start -> results stored); judgments at 95, 100.5 and 113.
-    probe = _probe(run_load, {100.0: 104.0, 112.0: 115.0}, [95.0, 100.5, 113.0])
-    waits, excess, pending = probe.waits(debounce=10.0)
+    # Runs 100-104 and 112-115 (start -> results stored), claimed 10 s before they started;
+    # judgments stored at 95, 100.5 and 113.
+    probe = _probe(run_load, {100.0: 104.0, 112.0: 115.0}, [95.0, 100.5, 113.0], {90.0, 102.0})
+    found = probe.waits(debounce=10.0)
     # 95 is read by the run of 100 (done at 104); 100.5 came after that run started, so the
     # run of 112 includes it; 113 is after the last run's start: no finished run has it yet.
-    assert waits == pytest.approx([9.0, 14.5])
-    assert excess == pytest.approx([9.0 - (10.0 + 4.0), 14.5 - (10.0 + 3.0)])
-    assert pending == 1
-    assert "BEYOND, the worst by 1.500 s" in probe.summary(10.0)
+    assert found.waits == pytest.approx([9.0, 14.5])
+    assert found.from_start == pytest.approx([9.0 - (10.0 + 4.0), 14.5 - (10.0 + 3.0)])
+    # Due at claim + 10: the bound is the run's end minus its claim, so the excess is the
+    # claim's time after the judgment's (1.5 s: the run of 112 was claimed 1.5 s late).
+    assert found.from_due == pytest.approx([90.0 - 95.0, 102.0 - 100.5])
+    assert found.pending == 1
+    summary = probe.summary(10.0)
+    assert "its run from its start to its results stored: 1 -> BEYOND, the worst by 1.500 s" in (
+        summary
+    )
+    assert "(the judgment stored at second 100.5; its run claimed 102.0, started 112.0" in summary
 
 
 def test_waits_within_one_debounce_and_their_runs_whole_time_are_within(
     run_load: ModuleType,
 ) -> None:
-    # The judgment of 100.5 queues a run due at 110.5, which takes 3 s: 13 s waited, within
-    # 10 s + 3 s by nothing to spare; the run's start exactly at a judgment's time reads it.
-    probe = _probe(run_load, {100.0: 104.0, 110.5: 113.5}, [100.0, 100.5])
-    waits, excess, pending = probe.waits(debounce=10.0)
-    assert waits == pytest.approx([4.0, 13.0])
-    assert max(excess) == pytest.approx(0.0)
-    assert pending == 0
+    # The judgment of 100.5 claims a run due at 110.5, which takes 3 s: 13 s waited, within
+    # 10 s + 3 s by nothing to spare; a run's start exactly at a judgment's time reads it.
+    probe = _probe(run_load, {100.0: 104.0, 110.5: 113.5}, [100.0, 100.5], {90.0, 100.5})
+    found = probe.waits(debounce=10.0)
+    assert found.waits == pytest.approx([4.0, 13.0])
+    assert max(found.from_start) == pytest.approx(0.0)
+    assert found.pending == 0
     summary = probe.summary(10.0)
-    assert "beyond one debounce (10 s) + its run's whole time: 0 -> WITHIN" in summary
+    assert "from its start to its results stored: 0 -> WITHIN, the closest 0.000 s within" in (
+        summary
+    )
     assert "4.0 s the longest from start to results stored" in summary
     # Each run was claimed exactly a debounce before it started.
     assert "started after their claim + the debounce: p50 0.000 s, max 0.000 s" in summary
 
 
-def test_a_run_started_late_after_its_claim_is_reported(run_load: ModuleType) -> None:
-    probe = _probe(run_load, {100.0: 104.0, 112.0: 115.0}, [100.5])
-    probe.claims = {89.9, 101.5}  # the second run started 0.5 s after it was due
-    assert "claim + the debounce: p50 0.300 s, max 0.500 s" in probe.summary(10.0)
+def test_a_run_the_worker_started_late_counts_against_its_start_not_its_due_time(
+    run_load: ModuleType,
+) -> None:
+    # Claimed at 101.5 by the judgment stored then, due at 111.5, started 0.5 s late at 112.
+    probe = _probe(run_load, {100.0: 104.0, 112.0: 115.0}, [101.5], {89.9, 101.5})
+    found = probe.waits(debounce=10.0)
+    assert found.from_start == pytest.approx([0.5])
+    assert found.from_due == pytest.approx([0.0])
+    summary = probe.summary(10.0)
+    assert "claim + the debounce: p50 0.300 s, max 0.500 s" in summary
+    assert "from when it was due to its results stored: 0 -> WITHIN" in summary
 
 
 def test_no_run_after_any_judgment_is_said_so(run_load: ModuleType) -> None:
-    probe = _probe(run_load, {100.0: 104.0}, [101.0, 102.0])
+    probe = _probe(run_load, {100.0: 104.0}, [101.0, 102.0], {90.0})
     assert probe.summary(10.0) == "no run finished after a judgment of the phase (2 judgments)"
