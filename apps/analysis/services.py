@@ -7,6 +7,7 @@ at most once per burst, queues a run; it never waits for statistics.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from datetime import datetime, timedelta
@@ -39,14 +40,22 @@ def _state_touch(study_id: int) -> None:
         AggregationState.objects.filter(study_id=study_id).update(requested_at=now)
 
 
-def _enqueue(study_id: int) -> bool:
-    """Queue one run, `AGGREGATE_DEBOUNCE_SECONDS` from now; False when the broker is down."""
+def _enqueue(study_id: int, claimed_at: datetime) -> bool:
+    """Queue one run, due `AGGREGATE_DEBOUNCE_SECONDS` after its claim; False when the broker
+    is down.
+
+    Due from the claim, not from this call: the time the message takes to reach the broker
+    (the first in a process also connects) would otherwise be added to the debounce, and so
+    to how far the results lag behind the evidence that claimed the run.
+    """
     from apps.analysis.tasks import study_aggregate_task
 
+    due = claimed_at + timedelta(seconds=settings.AGGREGATE_DEBOUNCE_SECONDS)
+    # A countdown, not the eta itself: one already due (no debounce, or a claim that took that
+    # long) is then sent as a plain task, which the worker runs as soon as it takes it.
+    countdown = max(0.0, (due - timezone.now()).total_seconds())
     try:
-        study_aggregate_task.apply_async(
-            args=[study_id], countdown=settings.AGGREGATE_DEBOUNCE_SECONDS
-        )
+        study_aggregate_task.apply_async(args=[study_id], countdown=countdown)
     except Exception:  # the broker is down: the judgments are stored; the sweep will catch up
         logger.warning(
             "could not queue aggregation of study %s; the sweep will retry", study_id, exc_info=True
@@ -64,7 +73,7 @@ _CLOCK_MARGIN = timedelta(seconds=1)
 class _QueuedRuns:
     """Per process: the earliest moment the run queued for each study can start.
 
-    A run is queued `AGGREGATE_DEBOUNCE_SECONDS` after its `scheduled_at` (Celery's countdown:
+    A run is due `AGGREGATE_DEBOUNCE_SECONDS` after its `scheduled_at` (its Celery eta:
     the worker does not start it before then), and reads every judgment committed before it
     starts. Evidence committed before that moment is therefore in that run whether it is marked
     or not, so a request does not mark it: one mark a debounce interval per process instead of
@@ -77,7 +86,7 @@ class _QueuedRuns:
     `_RECHECK` per study: while a run is overdue (the worker busy or down) the answers are
     marked one by one as before, without a read beside each mark.
 
-    Only when runs are queued with their countdown: eager tasks (tests, one-off commands) run
+    Only when runs are queued with their eta: eager tasks (tests, one-off commands) run
     at once, and a debounce within the clock margin leaves nothing to skip.
     """
 
@@ -135,8 +144,10 @@ class _EvidenceChanged:
         now = timezone.now()
         if queued_runs.cover(self.study_id, now):
             return
-        if _mark_and_claim(self.study_id, now):
-            queued_runs.learn(self.study_id, now if _enqueue(self.study_id) else None, now)
+        claimed_at = _mark_and_claim(self.study_id, now)
+        if claimed_at is not None:
+            queued = _enqueue(self.study_id, claimed_at)
+            queued_runs.learn(self.study_id, claimed_at if queued else None, now)
         elif queued_runs.may_check(self.study_id, now):
             # Queued by another process (or request): when, so this process's next answers
             # need not mark what that run will read anyway.
@@ -157,9 +168,9 @@ _MARK_QUEUED = (
 )
 
 
-def _mark_and_claim(study_id: int, now: datetime | None = None) -> bool:
-    """Mark the study's evidence as changed; True if this call claimed the one queued run
-    (its `scheduled_at` is then `now`).
+def _mark_and_claim(study_id: int, now: datetime | None = None) -> datetime | None:
+    """Mark the study's evidence as changed; the claim's time (its `scheduled_at`) if this
+    call claimed the one queued run, else None.
 
     While answers arrive a run is nearly always queued already (the debounce), and then one
     statement marks the evidence; each statement here is its own commit, so this saves one
@@ -170,12 +181,15 @@ def _mark_and_claim(study_id: int, now: datetime | None = None) -> bool:
     with connection.cursor() as cursor:
         cursor.execute(_MARK_QUEUED, [connection.ops.adapt_datetimefield_value(now), study_id])
         if cursor.rowcount:
-            return False
+            return None
     if state.filter(scheduled=False).update(requested_at=now, scheduled=True, scheduled_at=now):
-        return True
+        return now
     # No state row yet, or the flag changed between the two statements: mark, then try to claim.
     _state_touch(study_id)
-    return bool(state.filter(scheduled=False).update(scheduled=True, scheduled_at=timezone.now()))
+    claimed_at = timezone.now()
+    if state.filter(scheduled=False).update(scheduled=True, scheduled_at=claimed_at):
+        return claimed_at
+    return None
 
 
 def study_results_request(*, study_id: int, inline: bool = True) -> None:
@@ -210,8 +224,9 @@ def study_results_request(*, study_id: int, inline: bool = True) -> None:
 
 def study_results_recompute(*, study_id: int) -> None:
     """A researcher asked for fresh results: mark now, queue one run after commit."""
-    if _mark_and_claim(study_id):
-        transaction.on_commit(lambda: _enqueue(study_id))
+    claimed_at = _mark_and_claim(study_id)
+    if claimed_at is not None:
+        transaction.on_commit(functools.partial(_enqueue, study_id, claimed_at))
 
 
 def study_aggregate(
@@ -307,11 +322,12 @@ def aggregate_sweep() -> list[int]:
     )
     queued = []
     for state in candidates.filter(Q(scheduled=False) | Q(scheduled_at__lt=stale_schedule)):
+        claimed_at = timezone.now()
         claimed = AggregationState.objects.filter(pk=state.pk, scheduled=state.scheduled).update(
-            scheduled=True, scheduled_at=timezone.now()
+            scheduled=True, scheduled_at=claimed_at
         )
         if claimed:
-            _enqueue(state.study_id)
+            _enqueue(state.study_id, claimed_at)
             queued.append(state.study_id)
     return queued
 

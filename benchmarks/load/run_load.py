@@ -631,17 +631,27 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
-LAG_SQL = """
+# The judgments the results read (apps/analysis/selectors.py): an attention check's answer is
+# not evidence, and storing it does not mark the results stale, so no run is owed for it.
+EVIDENCE_SQL = """
+    SELECT r.created_at FROM judgments_scoreresponse r
+        JOIN studies_item i ON i.id = r.item_id
+        WHERE r.study_id = %(study)s AND NOT i.is_attention_check
+    UNION ALL SELECT p.created_at FROM judgments_pairjudgment p
+        JOIN studies_item l ON l.id = p.left_id JOIN studies_item r ON r.id = p.right_id
+        WHERE p.study_id = %(study)s AND NOT l.is_attention_check AND NOT r.is_attention_check
+    UNION ALL SELECT t.created_at FROM judgments_turingjudgment t
+        JOIN studies_item i ON i.id = t.item_id
+        WHERE t.study_id = %(study)s AND NOT i.is_attention_check
+"""
+
+LAG_SQL = f"""
 WITH latest AS (
     SELECT computed_at, duration_seconds,
            computed_at - make_interval(secs => duration_seconds) AS started
     FROM analysis_studyresult WHERE study_id = %(study)s
 ), waiting AS (
-    SELECT min(created_at) AS oldest FROM (
-        SELECT created_at FROM judgments_scoreresponse WHERE study_id = %(study)s
-        UNION ALL SELECT created_at FROM judgments_pairjudgment WHERE study_id = %(study)s
-        UNION ALL SELECT created_at FROM judgments_turingjudgment WHERE study_id = %(study)s
-    ) stored
+    SELECT min(created_at) AS oldest FROM ({EVIDENCE_SQL}) stored
     WHERE created_at > coalesce((SELECT started FROM latest), '-infinity'::timestamptz)
       AND created_at >= %(since)s
 )
@@ -655,12 +665,9 @@ SELECT extract(epoch FROM now() - (SELECT oldest FROM waiting)),
         WHERE study_id = %(study)s AND scheduled)
 """
 
-STORED_SQL = """
-SELECT extract(epoch FROM created_at) FROM (
-    SELECT created_at FROM judgments_scoreresponse WHERE study_id = %(study)s
-    UNION ALL SELECT created_at FROM judgments_pairjudgment WHERE study_id = %(study)s
-    UNION ALL SELECT created_at FROM judgments_turingjudgment WHERE study_id = %(study)s
-) stored WHERE created_at >= %(since)s
+STORED_SQL = f"""
+SELECT extract(epoch FROM created_at) FROM ({EVIDENCE_SQL}) stored
+WHERE created_at >= %(since)s
 """
 
 

@@ -145,7 +145,8 @@ def test_a_run_is_finished_when_its_results_are_stored(demo_study):
     finally:
         post_save.disconnect(remember, sender=StudyResult)
     state = AggregationState.objects.get(study=demo_study)
-    assert state.last_started_at is not None and state.last_finished_at is not None
+    assert state.last_started_at is not None
+    assert state.last_finished_at is not None
     assert state.last_started_at < result.computed_at < stored_at[0] <= state.last_finished_at
     assert (
         state.last_finished_at - state.last_started_at
@@ -179,6 +180,38 @@ def test_failed_run_leaves_previous_results_in_place(demo_study, monkeypatch):
     assert "MemoryError" in AggregationState.objects.get(study=demo_study).last_error
 
 
+def test_a_claimed_run_is_due_a_debounce_after_its_claim(demo_study, monkeypatch, settings):
+    # Due from the claim, not from the moment the message leaves: a slow first connection to
+    # the broker would otherwise lengthen the debounce, and the lag, by its own time.
+    from apps.analysis.tasks import study_aggregate_task
+
+    settings.AGGREGATE_DEBOUNCE_SECONDS = 10
+    sent: list[tuple[dict[str, Any], Any]] = []
+    monkeypatch.setattr(
+        study_aggregate_task, "apply_async", lambda **kw: sent.append((kw, timezone.now()))
+    )
+    monkeypatch.setattr(services, "_tasks_run_eagerly", lambda: False)
+    AggregationState.objects.filter(study=demo_study).update(scheduled=False)
+    services.queued_runs.forget()
+    services._EvidenceChanged(demo_study.pk)()
+    state = AggregationState.objects.get(study=demo_study)
+    assert state.scheduled
+    [(options, sent_at)] = sent
+    assert options["args"] == [demo_study.pk]
+    # Celery counts the countdown from when it is sent: due exactly 10 s after the claim.
+    due = sent_at + timedelta(seconds=options["countdown"])
+    assert abs((due - (state.scheduled_at + timedelta(seconds=10))).total_seconds()) < 0.01
+    assert sent_at > state.scheduled_at
+
+    # A message that leaves 3 s after its claim (a slow first connection to the broker) is
+    # still due 10 s after the claim; one that leaves a debounce late runs at once.
+    services._enqueue(demo_study.pk, timezone.now() - timedelta(seconds=3))
+    assert 6.9 < sent[-1][0]["countdown"] <= 7.0
+    services._enqueue(demo_study.pk, timezone.now() - timedelta(seconds=15))
+    assert sent[-1][0]["countdown"] == 0.0
+    services.queued_runs.forget()
+
+
 def test_too_few_rounds_is_refused(demo_study):
     with pytest.raises(DomainError, match="at least 10 bootstrap rounds"):
         study_aggregate(study=demo_study, rounds=3)
@@ -187,7 +220,7 @@ def test_too_few_rounds_is_refused(demo_study):
 
 def test_a_mark_claims_the_run_only_when_none_is_queued(demo_study, monkeypatch):
     queued: list[int] = []
-    monkeypatch.setattr(services, "_enqueue", queued.append)
+    monkeypatch.setattr(services, "_enqueue", lambda study_id, claimed_at: queued.append(study_id))
 
     # A study without a state row yet gets one, marked and claimed.
     AggregationState.objects.filter(study=demo_study).delete()
@@ -219,7 +252,7 @@ def queued_with_countdown(monkeypatch, settings):  # type: ignore[no-untyped-def
     settings.AGGREGATE_DEBOUNCE_SECONDS = 10
     queued: list[int] = []
 
-    def enqueue(study_id: int) -> bool:
+    def enqueue(study_id: int, claimed_at: Any) -> bool:
         queued.append(study_id)
         return True
 
@@ -311,7 +344,7 @@ def test_an_overdue_run_is_read_about_once_a_second_and_each_answer_marked(
 def test_a_run_that_could_not_be_queued_covers_nothing(
     demo_study, queued_with_countdown, monkeypatch
 ):
-    monkeypatch.setattr(services, "_enqueue", lambda study_id: False)  # the broker is down
+    monkeypatch.setattr(services, "_enqueue", lambda study_id, claimed_at: False)  # broker down
     AggregationState.objects.filter(study=demo_study).update(scheduled=False)
     mark = services._EvidenceChanged(demo_study.pk)
     mark()
