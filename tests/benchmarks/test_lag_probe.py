@@ -4,26 +4,17 @@ benchmark's README reports are computed here, so the arithmetic is tested, not t
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-LOAD = Path(__file__).resolve().parents[2] / "benchmarks" / "load" / "run_load.py"
+from tests.benchmark_modules import benchmark_module
 
 
 @pytest.fixture(scope="module")
 def run_load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("run_load_under_test", LOAD)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("load/run_load.py")
 
 
 def _probe(

@@ -4,10 +4,6 @@ grid; this runs a smaller one)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import statsmodels.api as sm
@@ -18,19 +14,11 @@ from apps.analysis.stats.drift import (
     session_drift,
     within_rater_slope,
 )
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.benchmark_modules import benchmark_module
 
 
 def _simulation():  # type: ignore[no-untyped-def]
-    path = ROOT / "benchmarks" / "sim_session_drift.py"
-    spec = importlib.util.spec_from_file_location("sim_session_drift", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["sim_session_drift"] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("sim_session_drift.py")
 
 
 def test_slope_and_clustered_error_match_statsmodels_with_rater_dummies() -> None:

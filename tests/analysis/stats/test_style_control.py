@@ -5,9 +5,6 @@ benchmarks/sim_style_control.py (which runs the full one)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
@@ -22,8 +19,7 @@ from apps.analysis.stats.style_control import (
     style_controlled_items,
     style_controlled_sources,
 )
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.benchmark_modules import benchmark_module
 
 
 def _study(
@@ -310,14 +306,7 @@ def test_order_changes_lists_flips_and_separations_that_appear_or_vanish() -> No
 
 
 def _benchmark() -> ModuleType:
-    path = ROOT / "benchmarks" / "sim_style_control.py"
-    spec = importlib.util.spec_from_file_location("sim_style_control", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_module("sim_style_control.py")
 
 
 @pytest.mark.slow
