@@ -129,11 +129,15 @@ def _tasks_run_eagerly() -> bool:
 
 
 class _EvidenceChanged:
-    """The after-commit callback of study_results_request, tagged with its study."""
+    """The after-commit callback of study_results_request, tagged with its study and with when
+    its evidence changed (`since`: a run it claims is due a debounce after that)."""
 
-    def __init__(self, study_id: int, *, inline: bool = True) -> None:
+    def __init__(
+        self, study_id: int, *, inline: bool = True, since: datetime | None = None
+    ) -> None:
         self.study_id = study_id
         self.inline = inline
+        self.since = since or timezone.now()
 
     def __call__(self) -> None:
         if not self.inline and _tasks_run_eagerly():
@@ -144,7 +148,10 @@ class _EvidenceChanged:
         now = timezone.now()
         if queued_runs.cover(self.study_id, now):
             return
-        claimed_at = _mark_and_claim(self.study_id, now)
+        # Marked at the real time (the sweep and the cover compare it with runs' starts); a
+        # claimed run is due from the evidence's own time, so the request's time between its
+        # evidence and its commit is not added to the lag.
+        claimed_at = _mark_and_claim(self.study_id, now, due_from=min(self.since, now))
         if claimed_at is not None:
             queued = _enqueue(self.study_id, claimed_at)
             queued_runs.learn(self.study_id, claimed_at if queued else None, now)
@@ -168,9 +175,14 @@ _MARK_QUEUED = (
 )
 
 
-def _mark_and_claim(study_id: int, now: datetime | None = None) -> datetime | None:
-    """Mark the study's evidence as changed; the claim's time (its `scheduled_at`) if this
-    call claimed the one queued run, else None.
+def _mark_and_claim(
+    study_id: int, now: datetime | None = None, *, due_from: datetime | None = None
+) -> datetime | None:
+    """Mark the study's evidence as changed; the claim's time (its `scheduled_at`, the run due
+    a debounce after it) if this call claimed the one queued run, else None.
+
+    `due_from`: when the claiming evidence changed, if earlier than the mark (default: the
+    mark's time).
 
     While answers arrive a run is nearly always queued already (the debounce), and then one
     statement marks the evidence; each statement here is its own commit, so this saves one
@@ -182,21 +194,30 @@ def _mark_and_claim(study_id: int, now: datetime | None = None) -> datetime | No
         cursor.execute(_MARK_QUEUED, [connection.ops.adapt_datetimefield_value(now), study_id])
         if cursor.rowcount:
             return None
-    if state.filter(scheduled=False).update(requested_at=now, scheduled=True, scheduled_at=now):
-        return now
+    claimed_at = due_from or now
+    if state.filter(scheduled=False).update(
+        requested_at=now, scheduled=True, scheduled_at=claimed_at
+    ):
+        return claimed_at
     # No state row yet, or the flag changed between the two statements: mark, then try to claim.
     _state_touch(study_id)
-    claimed_at = timezone.now()
+    claimed_at = due_from or timezone.now()
     if state.filter(scheduled=False).update(scheduled=True, scheduled_at=claimed_at):
         return claimed_at
     return None
 
 
-def study_results_request(*, study_id: int, inline: bool = True) -> None:
+def study_results_request(
+    *, study_id: int, inline: bool = True, since: datetime | None = None
+) -> None:
     """Evidence of this study changed: mark it, and queue one debounced run if none is queued.
 
     `inline=False` (imports): never compute in this process, even when tasks run eagerly; the
     results are marked stale and a worker or `manage.py aggregate` computes them once.
+
+    `since`: when the evidence changed, the server's time the judgment carries (default: now).
+    A run this claims is due a debounce after it, so results are at most one debounce plus
+    one run behind the judgment, however long its request took to commit.
 
     Call inside the transaction that stored the evidence. The mark is written after commit, in
     its own one-statement transactions: a study has one AggregationState row, and updating it
@@ -207,7 +228,7 @@ def study_results_request(*, study_id: int, inline: bool = True) -> None:
     """
     connection = transaction.get_connection()
     if not connection.in_atomic_block:
-        _EvidenceChanged(study_id, inline=inline)()
+        _EvidenceChanged(study_id, inline=inline, since=since)()
         return
     pending = [
         f
@@ -216,10 +237,11 @@ def study_results_request(*, study_id: int, inline: bool = True) -> None:
     ]
     if pending:
         # One mark per transaction is enough; a request that may queue a run wins over an
-        # import's mark-only one.
+        # import's mark-only one, and the earliest evidence decides when the run is due.
         pending[0].inline = pending[0].inline or inline
+        pending[0].since = min(pending[0].since, since or timezone.now())
         return
-    transaction.on_commit(_EvidenceChanged(study_id, inline=inline))
+    transaction.on_commit(_EvidenceChanged(study_id, inline=inline, since=since))
 
 
 def study_results_recompute(*, study_id: int) -> None:

@@ -289,11 +289,12 @@ def _common(assignment: Assignment, key: str, active_ms: int, now: datetime) -> 
     }
 
 
-def _finish(assignment: Assignment, attention_passed: bool | None = None) -> None:
+def _finish(assignment: Assignment, now: datetime, attention_passed: bool | None = None) -> None:
     if not assignment_complete(assignment=assignment, attention_passed=attention_passed):
         raise AlreadyAnswered("this task has already been answered", field="assignment")
     if not assignment.is_attention_check:
-        study_results_request(study_id=assignment.study_id)
+        # Since the judgment's own time: the results' lag counts from when it was submitted.
+        study_results_request(study_id=assignment.study_id, since=now)
 
 
 @_atomic_submission(None)
@@ -460,7 +461,7 @@ def score_response_submit(
             )
     ScoreAnswer.objects.bulk_create(rows)
     NotUnderstood.objects.bulk_create(not_understood)
-    _finish(assignment, _attention_passed(assignment, values))
+    _finish(assignment, now, _attention_passed(assignment, values))
     return SubmitResult(response.pk, "scorecard", False, assignment.session)
 
 
@@ -503,7 +504,7 @@ def pair_judgment_submit(
         winner_id={"left": assignment.item_id, "right": right_id}.get(winner),
         **_common(assignment, idempotency_key, active_ms, now),
     )
-    _finish(assignment)
+    _finish(assignment, now)
     return SubmitResult(judgment.pk, "pair", False, assignment.session)
 
 
@@ -537,7 +538,7 @@ def turing_judgment_submit(
         guess=guess,
         **_common(assignment, idempotency_key, active_ms, now),
     )
-    _finish(assignment)
+    _finish(assignment, now)
     return SubmitResult(judgment.pk, "turing", False, assignment.session)
 
 
@@ -564,6 +565,6 @@ def explanation_match_submit(
     ScoreResponse.objects.filter(pk=response.pk, explanation_match="").update(
         explanation_match=verdict, explanation_answered_at=now
     )
-    study_results_request(study_id=response.study_id)
+    study_results_request(study_id=response.study_id, since=now)
     response.refresh_from_db()
     return response

@@ -212,6 +212,41 @@ def test_a_claimed_run_is_due_a_debounce_after_its_claim(demo_study, monkeypatch
     services.queued_runs.forget()
 
 
+def test_a_run_is_due_from_the_earliest_evidence_of_its_transaction(
+    demo_study, queued_with_countdown
+):
+    AggregationState.objects.update_or_create(
+        study=demo_study, defaults={"requested_at": timezone.now(), "scheduled": False}
+    )
+    # Earlier than anything the fixtures registered (the demo import's own mark is pending).
+    first = timezone.now() - timedelta(seconds=60)
+    study_results_request(study_id=demo_study.pk, since=first + timedelta(seconds=1))
+    study_results_request(study_id=demo_study.pk, since=first)
+    study_results_request(study_id=demo_study.pk)
+    [mark] = [
+        callback
+        for _, callback, _ in connection.run_on_commit
+        if getattr(callback, "study_id", None) == demo_study.pk
+    ]
+    mark()  # as after the commit
+    state = AggregationState.objects.get(study=demo_study)
+    assert queued_with_countdown == [demo_study.pk]
+    assert state.scheduled_at == first
+    assert state.requested_at > first
+
+
+def test_evidence_dated_after_its_mark_claims_the_run_at_the_mark(
+    demo_study, queued_with_countdown
+):
+    # A time later than the mark's (a caller's clock, a test's) never pushes the run back.
+    AggregationState.objects.update_or_create(
+        study=demo_study, defaults={"requested_at": timezone.now(), "scheduled": False}
+    )
+    services._EvidenceChanged(demo_study.pk, since=timezone.now() + timedelta(hours=1))()
+    state = AggregationState.objects.get(study=demo_study)
+    assert state.scheduled_at == state.requested_at
+
+
 def test_too_few_rounds_is_refused(demo_study):
     with pytest.raises(DomainError, match="at least 10 bootstrap rounds"):
         study_aggregate(study=demo_study, rounds=3)

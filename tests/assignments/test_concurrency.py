@@ -91,7 +91,9 @@ def _held_open(work: Callable[[], Any]) -> Iterator[Any]:
 def no_aggregation(monkeypatch):  # type: ignore[no-untyped-def]
     """Aggregation runs eagerly after each commit in tests; it is not what these tests race."""
     queued: list[int] = []
-    monkeypatch.setattr("apps.analysis.services._enqueue", queued.append)
+    monkeypatch.setattr(
+        "apps.analysis.services._enqueue", lambda study_id, claimed_at: queued.append(study_id)
+    )
     return queued
 
 

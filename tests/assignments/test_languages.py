@@ -241,7 +241,7 @@ def test_cross_language_pairs_need_a_study_with_several_languages(builtin_rubric
 def test_readers_of_each_language_asking_at_once_meet_each_target_exactly(
     postgres_only, builtin_rubrics, monkeypatch, settings, max_age
 ):
-    monkeypatch.setattr("apps.analysis.services._enqueue", lambda study_id: None)
+    monkeypatch.setattr("apps.analysis.services._enqueue", lambda study_id, claimed_at: None)
     settings.TASK_COUNTS_MAX_AGE_SECONDS = max_age
     ranking_counts.forget_all()
     target = 3

@@ -12,6 +12,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from apps.analysis.models import AggregationState
 from apps.assignments.models import Assignment
 from apps.assignments.selectors import scorecard_get_for_rater
 from apps.assignments.services import assignment_next
@@ -482,6 +483,32 @@ def test_seconds_into_session_and_active_seconds_are_stored():
     assert response.assignment_id == assignment.pk
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.DONE
+
+
+def test_a_run_claimed_by_an_answer_is_due_a_debounce_after_the_answer_was_submitted(
+    monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    # The request's time between the judgment and its commit is not added to the results' lag:
+    # the run it claims is due a debounce after the judgment's own time.
+    from apps.analysis import services as analysis
+
+    settings.AGGREGATE_DEBOUNCE_SECONDS = 10
+    claims: list[datetime] = []
+    monkeypatch.setattr(
+        analysis, "_enqueue", lambda study_id, claimed_at: claims.append(claimed_at) or True
+    )
+    monkeypatch.setattr(analysis, "_tasks_run_eagerly", lambda: False)
+    analysis.queued_runs.forget()
+    study = _study()
+    rater, assignment = _enrolled(study)
+    submitted = timezone.now()
+    with django_capture_on_commit_callbacks(execute=True):
+        _submit(rater, assignment, now=submitted)
+    analysis.queued_runs.forget()
+    assert claims == [submitted]
+    state = AggregationState.objects.get(study=study)
+    assert state.scheduled_at == submitted
+    assert state.requested_at > submitted  # marked at the real time, after the commit
 
 
 def test_explanation_verdict_is_stored_once_by_the_service():
