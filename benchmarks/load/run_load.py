@@ -662,7 +662,8 @@ SELECT extract(epoch FROM now() - (SELECT oldest FROM waiting)),
        (SELECT extract(epoch FROM last_finished_at) FROM analysis_aggregationstate
         WHERE study_id = %(study)s AND last_finished_at > last_started_at),
        (SELECT extract(epoch FROM scheduled_at) FROM analysis_aggregationstate
-        WHERE study_id = %(study)s AND scheduled)
+        WHERE study_id = %(study)s AND scheduled),
+       extract(epoch FROM now())
 """
 
 STORED_SQL = f"""
@@ -692,9 +693,11 @@ class LagProbe(threading.Thread):
         self.durations: list[float] = []  # each run's `duration_seconds` (its computation)
         self.runs: dict[float, float] = {}  # each finished run's start -> its end (epoch s)
         self.stored: list[float] = []  # when each judgment of the phase was stored (epoch s)
-        # When each run was claimed (queued to start a debounce later): a claim stays visible
-        # until its run starts, a debounce interval, so the once-a-second probe sees each.
-        self.claims: set[float] = set()
+        # Each claim (its due time less the debounce) -> when the probe first saw it. A claim
+        # stays visible until its run starts, about a debounce, so a once-a-second read sees
+        # each. A claim is dated by its evidence, which may precede the start of the run before
+        # it; it belongs to the first run that started after it was seen.
+        self.claims: dict[float, float] = {}
         self.since = 0.0  # the phase's start, the database's clock (epoch seconds)
         self.stopping = threading.Event()
 
@@ -712,23 +715,23 @@ class LagProbe(threading.Thread):
                 query = {"study": self.study_id, "since": since}
                 while not self.stopping.wait(1.0):
                     cursor.execute(LAG_SQL, query)
-                    waited, duration, started, finished, scheduled = cursor.fetchone()
+                    waited, duration, started, finished, scheduled, seen = cursor.fetchone()
                     self.samples.append(float(waited or 0.0))
                     if started is not None and float(started) not in self.runs:
                         self.runs[float(started)] = float(finished)
                         self.durations.append(float(duration))
                     if scheduled is not None:
-                        self.claims.add(float(scheduled))
+                        self.claims.setdefault(float(scheduled), float(seen))
                 cursor.execute(STORED_SQL, query)
                 self.stored = sorted(float(at) for (at,) in cursor.fetchall())
         finally:
             connection.close()
 
     def _claim_of(self, start: float) -> float | None:
-        """The claim of the run that started at ``start``: the latest claim seen before it."""
-        claims = sorted(self.claims)
-        before = bisect.bisect_right(claims, start)
-        return claims[before - 1] if before else None
+        """The claim of the run that started at ``start``: the one last seen first before it."""
+        seen = [(first_seen, claim) for claim, first_seen in self.claims.items()]
+        before = [claim for first_seen, claim in sorted(seen) if first_seen <= start]
+        return before[-1] if before else None
 
     def waits(self, debounce: float) -> Waits:
         """Each judgment's wait for the first finished run that started after it was stored,

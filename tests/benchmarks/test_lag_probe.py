@@ -20,11 +20,12 @@ def run_load() -> ModuleType:
 def _probe(
     run_load: ModuleType, runs: dict[float, float], stored: list[float], claims: set[float]
 ) -> Any:
+    """A probe that saw these runs, judgments and claims (each claim seen when it was made)."""
     probe = run_load.LagProbe("postgres://unused", 1)
     probe.runs = runs
     probe.durations = [end - start - 0.5 for start, end in runs.items()]
     probe.stored = sorted(stored)
-    probe.claims = claims
+    probe.claims = {claim: claim for claim in claims}
     probe.samples = [0.0]
     probe.since = 0.0
     return probe
@@ -80,6 +81,18 @@ def test_a_run_the_worker_started_late_counts_against_its_start_not_its_due_time
     summary = probe.summary(10.0)
     assert "claim + the debounce: p50 0.300 s, max 0.500 s" in summary
     assert "from when it was due to its results stored: 0 -> WITHIN" in summary
+
+
+def test_a_claim_dated_before_the_last_runs_start_belongs_to_the_next_run(
+    run_load: ModuleType,
+) -> None:
+    # The run of 110 was claimed at 100; a judgment submitted at 109.9 and stored at 110.2,
+    # after that run started, claimed the next, dated by its submission, seen at 110.5.
+    probe = _probe(run_load, {110.0: 113.0, 119.9: 123.0}, [110.2], set())
+    probe.claims = {100.0: 100.2, 109.9: 110.5}
+    found = probe.waits(debounce=10.0)
+    assert found.from_due == pytest.approx([109.9 - 110.2])
+    assert "claim + the debounce: p50 0.000 s, max 0.000 s" in probe.summary(10.0)
 
 
 def test_no_run_after_any_judgment_is_said_so(run_load: ModuleType) -> None:
