@@ -20,8 +20,9 @@ second during the phase (how long the oldest stored judgment the latest results 
 waited) and records each run's claim, start and end; after the phase it computes every
 judgment's wait, from its storing (`created_at`, its INSERT in the answer's transaction) to the
 end of the run that included it, against the bound the design promises: one debounce interval
-(AGGREGATE_DEBOUNCE_SECONDS) plus one aggregation (that run, from its start to its results
-stored). It also reports how late the worker started each run after its claim and the debounce.
+(AGGREGATE_DEBOUNCE_SECONDS) plus one aggregation, that run counted from when it was due (its
+claim plus the debounce) and from its start, to its results stored. It also reports how late
+the worker started each run after it was due.
 """
 
 from __future__ import annotations
@@ -679,9 +680,9 @@ class LagProbe(threading.Thread):
     A run reads the judgments stored before it started (its `last_started_at`; the inputs
     are read after it) and its results are there once it finished (`last_finished_at`, set
     with the stored document). A judgment's wait is therefore exact: from its storing to the
-    end of the first run that started after it. Each wait
-    is held against the bound the design promises for it: one debounce interval plus that
-    run's whole time. The once-a-second samples are kept for their percentiles; their
+    end of the first run that started after it. Each wait is held against the bound the
+    design promises for it: one debounce interval plus that run, from when it was due and from
+    its start, to its results stored. The once-a-second samples are kept for their percentiles; their
     maximum can miss up to a second of a peak, the waits cannot.
     """
 
