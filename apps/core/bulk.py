@@ -47,6 +47,9 @@ def _converter(field: models.Field[Any, Any]) -> Callable[[Any], Any] | None:
         encoder = field.encoder
 
         def json_value(value: Any) -> Any:
+            # Most imported rows carry no metadata: an empty object needs no encoder.
+            if type(value) is dict and not value:
+                return "{}"
             return json.dumps(value, cls=encoder)
 
         return json_value
@@ -187,10 +190,10 @@ def _copy_column(values: Sequence[Any]) -> Sequence[str]:
     return list(map(_copy_value, values))
 
 
-def _copy_text(chunk: list[Sequence[Any]]) -> str:
-    """The chunk's rows as COPY text, converted column by column."""
-    columns = [_copy_column(column) for column in zip(*chunk, strict=True)]
-    return "".join(row + "\n" for row in map("\t".join, zip(*columns, strict=True)))
+def _copy_text(columns: Sequence[Sequence[Any]]) -> str:
+    """Rows, given as their columns, as COPY text, formatted column by column."""
+    texts = [_copy_column(column) for column in columns]
+    return "".join(row + "\n" for row in map("\t".join, zip(*texts, strict=True)))
 
 
 def _chunks(rows: Iterable[Sequence[Any]]) -> Iterator[list[Sequence[Any]]]:
@@ -237,7 +240,7 @@ def _copy(
             with connection.wrap_database_errors:
                 raw.copy_expert(statement, text, size=1 << 16)
             if notes is not None:
-                notes.note_rows(model, fields, text.prepared)
+                notes.note_columns(model, fields, text.sent)
                 notes.note_created(model, keys)
             pks.extend(keys)
     return pks
@@ -245,7 +248,9 @@ def _copy(
 
 class _CopyText:
     """A chunk's COPY input, converted and formatted a slice at a time as the driver reads it
-    (psycopg2 sends whatever each read returns). `prepared` keeps the rows as sent."""
+    (psycopg2 sends whatever each read returns). Values are converted a column at a time: one
+    call per converted column and slice, not one per row. `sent` keeps each slice's columns as
+    sent (the chunk's keys first, when it has them)."""
 
     def __init__(
         self,
@@ -256,22 +261,19 @@ class _CopyText:
         self.chunk = chunk
         self.keys = keys
         self.converters = converters
-        self.prepared: list[Sequence[Any]] = []
+        self.sent: list[list[Sequence[Any]]] = []
+        self._start = 0
 
     def read(self, size: int = -1) -> str:
-        start = len(self.prepared)
+        start = self._start
         rows = self.chunk[start : start + COPY_SLICE]
         if not rows:
             return ""
-        if self.converters or self.keys:
-            rows = [self._prepare(row, start + n) for n, row in enumerate(rows)]
-        self.prepared.extend(rows)
-        return _copy_text(rows)
-
-    def _prepare(self, row: Sequence[Any], n: int) -> list[Any]:
-        values = list(row)
+        self._start += len(rows)
+        columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
         for k, convert in self.converters:
-            values[k] = convert(values[k])
+            columns[k] = list(map(convert, columns[k]))
         if self.keys:
-            values.insert(0, self.keys[n])
-        return values
+            columns.insert(0, self.keys[start : start + len(rows)])
+        self.sent.append(columns)
+        return _copy_text(columns)

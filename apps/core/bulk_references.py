@@ -43,17 +43,19 @@ class NamedKeys:
         )
         self.created: dict[type[models.Model], list[np.ndarray]] = defaultdict(list)
 
-    def note_rows(
+    def note_columns(
         self,
         model: type[models.Model],
         fields: Sequence[models.Field[Any, Any]],
-        rows: Sequence[Sequence[Any]],
+        slices: Sequence[Sequence[Sequence[Any]]],
     ) -> None:
-        """Note the keys the foreign-key columns of `rows` (values in the order of `fields`)
-        name. NULL names nothing."""
+        """Note the keys the foreign-key columns of some rows name: `slices` holds the rows a
+        slice at a time, each as its columns in the order of `fields`. NULL names nothing."""
         for k, field in enumerate(fields):
             if isinstance(field, models.ForeignKey):
-                keys = np.asarray([row[k] for row in rows if row[k] is not None])
+                keys = np.asarray(
+                    [key for columns in slices for key in columns[k] if key is not None]
+                )
                 if keys.size:
                     self.named[(model._meta.db_table, str(field.column), field)].append(keys)
 

@@ -93,9 +93,11 @@ def test_values_and_keys_come_back_as_they_went_in():
 
 @pytest.mark.django_db
 def test_copy_chunks_keep_the_order_of_the_keys(postgres_only, monkeypatch):
-    """Rows span several COPY chunks; each chunk draws its keys from the table's sequence, so
-    keys of rows inserted another way before and after never collide."""
-    monkeypatch.setattr(bulk, "COPY_CHUNK", 3)
+    """Rows span several COPY chunks, and each chunk several slices; each chunk draws its keys
+    from the table's sequence, so keys of rows inserted another way before and after never
+    collide."""
+    monkeypatch.setattr(bulk, "COPY_CHUNK", 5)
+    monkeypatch.setattr(bulk, "COPY_SLICE", 2)
     study = StudyFactory()
     before = Item.objects.create(study=study, external_id="before", text="t", source="human")
     rows = [(*row[:1], f"{row[1]}-{n}", *row[2:]) for n in range(3) for row in _rows(study.pk)]
@@ -105,8 +107,11 @@ def test_copy_chunks_keep_the_order_of_the_keys(postgres_only, monkeypatch):
     assert len(pks) == len(set(pks)) == 12
     assert before.pk < min(pks)
     assert after.pk > max(pks)
-    by_pk = dict(Item.objects.filter(pk__in=pks).values_list("pk", "external_id"))
-    assert [by_pk[pk] for pk in pks] == [row[1] for row in rows]
+    by_pk = {item.pk: item for item in Item.objects.filter(pk__in=pks)}
+    assert [by_pk[pk].external_id for pk in pks] == [row[1] for row in rows]
+    # The values converted a column at a time (JSON, date-times) stay with their own rows.
+    assert [by_pk[pk].context for pk in pks] == CONTEXTS * 3
+    assert [by_pk[pk].offense_released_at for pk in pks] == RELEASED * 3
 
 
 @pytest.mark.django_db(transaction=True)

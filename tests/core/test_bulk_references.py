@@ -18,6 +18,7 @@ import psycopg2
 import pytest
 from django.db import IntegrityError, connection, transaction
 
+from apps.core import bulk
 from apps.core.bulk import bulk_insert
 from apps.core.bulk_references import references_checked_in_bulk
 from apps.core.errors import Conflict
@@ -118,6 +119,19 @@ def test_a_row_naming_a_missing_parent_is_refused_by_name_and_stores_nothing(pos
     with pytest.raises(IntegrityError) as info:
         _write_checked(rows, in_bulk=True)
     assert "studies_item.study_id" in str(info.value)
+    assert str(study.pk + 10_000) in str(info.value)
+    assert not Item.objects.filter(study=study).exists()
+
+
+def test_a_missing_parent_in_a_later_slice_of_a_chunk_is_refused(postgres_only, monkeypatch):
+    """The keys are noted from every slice a chunk is sent in, not only its first."""
+    monkeypatch.setattr(bulk, "COPY_SLICE", 2)
+    study = StudyFactory()
+    rows = _rows(study.pk)
+    rows.append((study.pk + 10_000, "bad", *rows[0][2:]))
+    assert len(rows) > 2 * bulk.COPY_SLICE
+    with pytest.raises(IntegrityError) as info:
+        _write_checked(rows, in_bulk=True)
     assert str(study.pk + 10_000) in str(info.value)
     assert not Item.objects.filter(study=study).exists()
 
