@@ -25,9 +25,16 @@ class Assignment(models.Model):
         DONE = "done", "Answered"
         EXPIRED = "expired", "Session ended first"
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="assignments")
+    # `study` and `session` have no index of their own: the (study, kind, ...) indexes and the
+    # unique (session, position) begin with them. `rater` keeps its own: the indexes led by it
+    # are partial, and serve only the look-ups their conditions imply.
+    study = models.ForeignKey(
+        Study, on_delete=models.CASCADE, related_name="assignments", db_index=False
+    )
     rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="assignments")
-    session = models.ForeignKey(RaterSession, on_delete=models.CASCADE, related_name="assignments")
+    session = models.ForeignKey(
+        RaterSession, on_delete=models.CASCADE, related_name="assignments", db_index=False
+    )
     kind = models.CharField(max_length=16, choices=Kind.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     # Scorecard and Turing tasks show one item; a pair shows `item` on the left and `right_item`

@@ -174,8 +174,12 @@ class EarlyAnswer(models.Model):
     rater changed their mind) replaces the value and the arrival time.
     """
 
+    # Indexed by the unique (assignment, question), not on its own.
     assignment = models.ForeignKey(
-        "assignments.Assignment", on_delete=models.CASCADE, related_name="early_answers"
+        "assignments.Assignment",
+        on_delete=models.CASCADE,
+        related_name="early_answers",
+        db_index=False,
     )
     question = models.ForeignKey(Question, on_delete=models.PROTECT, related_name="+")
     value = models.FloatField()

@@ -66,7 +66,10 @@ class Rater(TimeStampedModel):
         ENROLLED = "enrolled", "Enrolled in the browser"
         IMPORTED = "imported", "Imported with judgments"
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="raters")
+    # Indexed by the unique (study, external id), not on its own.
+    study = models.ForeignKey(
+        Study, on_delete=models.CASCADE, related_name="raters", db_index=False
+    )
     external_id = models.CharField(
         max_length=128, help_text="Prolific PID, imported id or generated."
     )
@@ -120,7 +123,10 @@ class RaterSession(models.Model):
         RETURNED = "returned", "Returned"
         IMPORTED = "imported", "Imported"
 
-    rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="sessions")
+    # Indexed by its unique constraint (one session per rater), not on its own.
+    rater = models.ForeignKey(
+        Rater, on_delete=models.CASCADE, related_name="sessions", db_index=False
+    )
     started_at = models.DateTimeField()
     deadline = models.DateTimeField()
     ended_at = models.DateTimeField(null=True, blank=True)

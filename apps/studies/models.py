@@ -337,7 +337,8 @@ class Item(TimeStampedModel):
 
     HUMAN_SOURCE = "human"
 
-    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items")
+    # Indexed by the unique (study, external id) and the (study, ...) indexes, not on its own.
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="items", db_index=False)
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.STUDY)
     # The stage an item held by the offense filter goes back to when released.
     held_from_stage = models.CharField(max_length=16, choices=Stage.choices, blank=True)

@@ -1,24 +1,29 @@
-"""The judgment tables carry no index another index already serves.
+"""The tables a rater's answers and an import write carry no index another index serves.
 
-Every index is written on every insert: a rater's submission and each row of an import pay for
-it. On these tables a single-column index on a foreign key is redundant where a unique
-constraint or index begins with that column, and a `unique=True` CharField gets a second,
+Every index is written on every insert: a rater's task, submission and early answer, and each
+row of an import pay for it. A single-column index on a foreign key is redundant where a
+unique constraint or index begins with that column (and holds every row: a partial index
+serves only the look-ups its condition implies), and a `unique=True` CharField gets a second,
 pattern-matching (LIKE) index on PostgreSQL that no query here uses. Measured on a million-row
-import, the redundant ones cost about a third of the database's time (benchmarks/README.md,
-"Imports")."""
+import, the redundant ones on the judgment tables cost about a third of the database's time
+(benchmarks/README.md, "Imports")."""
 
 from __future__ import annotations
 
 import pytest
 from django.db import IntegrityError, connection, transaction
 
+from apps.assignments.models import Assignment
 from apps.judgments.models import (
+    EarlyAnswer,
     NotUnderstood,
     PairJudgment,
     ScoreAnswer,
     ScoreResponse,
     TuringJudgment,
 )
+from apps.raters.models import Rater, RaterSession
+from apps.studies.models import Item
 from tests.factories import (
     PairJudgmentFactory,
     ScoreResponseFactory,
@@ -27,17 +32,30 @@ from tests.factories import (
 
 TABLES = [
     model._meta.db_table
-    for model in (ScoreResponse, ScoreAnswer, NotUnderstood, PairJudgment, TuringJudgment)
+    for model in (
+        ScoreResponse,
+        ScoreAnswer,
+        NotUnderstood,
+        EarlyAnswer,
+        PairJudgment,
+        TuringJudgment,
+        Assignment,
+        Rater,
+        RaterSession,
+        Item,
+    )
 ]
 pytestmark = pytest.mark.django_db
 
 
-def _indexes(table: str) -> dict[str, tuple[list[str], str, bool]]:
-    """name -> (the index's key columns in order, its definition, whether it is unique)."""
+def _indexes(table: str) -> dict[str, tuple[list[str], str, bool, bool]]:
+    """name -> (the index's key columns in order, its definition, whether it is unique,
+    whether it is partial)."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
             SELECT i.relname, pg_get_indexdef(x.indexrelid), x.indisunique,
+                   x.indpred IS NOT NULL,
                    ARRAY(SELECT coalesce(a.attname, '(expression)')
                          FROM unnest(x.indkey[0:x.indnkeyatts - 1]) WITH ORDINALITY k(n, pos)
                          LEFT JOIN pg_attribute a
@@ -49,8 +67,8 @@ def _indexes(table: str) -> dict[str, tuple[list[str], str, bool]]:
             [table],
         )
         return {
-            name: (list(columns), definition, unique)
-            for name, definition, unique, columns in cursor
+            name: (list(columns), definition, unique, partial)
+            for name, definition, unique, partial, columns in cursor
         }
 
 
@@ -61,9 +79,9 @@ def test_no_index_is_a_leading_part_of_another(postgres_only, table):
     cover the straight-lining check's reads)."""
     indexes = _indexes(table)
     assert indexes, f"{table} has no indexes"
-    for name, (columns, _, unique) in indexes.items():
-        for other, (longer, _, _) in indexes.items():
-            if not unique and other != name and len(longer) > len(columns):
+    for name, (columns, _, unique, _) in indexes.items():
+        for other, (longer, _, _, partial) in indexes.items():
+            if not unique and not partial and other != name and len(longer) > len(columns):
                 assert longer[: len(columns)] != columns, (
                     f"{table}: {name} {columns} is served by {other} {longer}"
                 )
@@ -72,7 +90,9 @@ def test_no_index_is_a_leading_part_of_another(postgres_only, table):
 @pytest.mark.parametrize("table", TABLES)
 def test_no_pattern_index_for_like_queries(postgres_only, table):
     patterns = [
-        name for name, (_, definition, _) in _indexes(table).items() if "pattern_ops" in definition
+        name
+        for name, (_, definition, _, _) in _indexes(table).items()
+        if "pattern_ops" in definition
     ]
     assert patterns == []
 
