@@ -48,6 +48,10 @@ _AGE_BANDS = frozenset(AgeBand.values)
 _EXPLANATION_MATCHES = frozenset(c for c in ScoreResponse.ExplanationMatch.values if c)
 _GUESSES = frozenset(TuringJudgment.Guess.values)
 _PAIR_OUTCOMES = frozenset(PairJudgment.Outcome.values)
+# What a plain scorecard line holds besides its answers (`_plain_scores`).
+_PLAIN_FIELDS = frozenset({"kind", "rater", "background", "item"})
+# Lines read at a time by `_plain_scores`.
+PLAIN_BATCH = 1_000
 
 
 @dataclass(frozen=True)
@@ -72,11 +76,17 @@ class ImportContext:
     # Every field some kind of line takes: on a line of another kind it is an error, never
     # metadata, so a CSV file mixing kinds cannot slip a guess or a winner into a scorecard's meta.
     judgment_fields: frozenset[str] = field(init=False)
+    # The fields of a plain scorecard line (`_plain_scores`); empty when a question's name is
+    # also a field's, which only the line-by-line reading sorts out.
+    plain_score_fields: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
         allowed = COMMON_FIELDS | {"item", "explanation_match"} | set(self.questions)
         object.__setattr__(self, "score_fields", allowed)
         object.__setattr__(self, "judgment_fields", allowed | PAIR_FIELDS | TURING_FIELDS)
+        plain = frozenset(_PLAIN_FIELDS | set(self.questions))
+        clash = set(self.questions) & (COMMON_FIELDS | PAIR_FIELDS | TURING_FIELDS | {"item"})
+        object.__setattr__(self, "plain_score_fields", frozenset() if clash else plain)
 
     def fields_of(self, kind: str) -> frozenset[str]:
         if kind == "score":
@@ -340,63 +350,171 @@ def _turing(fields: LineFields, header: Header, context: ImportContext) -> Turin
 
 
 def parse_judgments(
-    records: Iterable[Record | LineError], context: ImportContext
+    records: Iterable[Record | LineError], context: ImportContext, *, plain_lane: bool = True
 ) -> ParsedJudgments:
+    """Every line's row, or its errors. Lines are taken a batch at a time: a batch of plain
+    scorecard lines is read column by column (`_plain_scores`), any other line by line, with
+    the same rows, errors and raters either way (`plain_lane=False` reads every line by line,
+    as the tests compare)."""
     parsed = ParsedJudgments()
     first_line: dict[tuple[str, ...], int] = {}
-    for record in records:
-        if isinstance(record, LineError):
-            parsed.errors.append(record)
+    iterator = iter(records)
+    while batch := list(itertools.islice(iterator, PLAIN_BATCH)):
+        if plain_lane and _plain_scores(batch, context, parsed, first_line):
             continue
-        fields = LineFields(record, parsed.errors)
-        kind = fields.choice("kind", KINDS, required=True)
-        # Without a kind the line's own fields are unknown, so nothing is read as metadata.
-        meta = _meta(fields, kind, context) if kind is not None else {}
-        header = _header(fields, context, meta)
-        if kind is None or header is None:
-            continue
-        row: Row | None
-        if kind == "score":
-            row = _score(fields, header, context)
-        elif kind == "pair":
-            row = _pair(fields, header, context)
-        else:
-            row = _turing(fields, header, context)
-        if row is None:
-            continue
-        known = parsed.raters.get(header.rater)
-        if known is None:
-            parsed.raters[header.rater] = (header.background, header.age_band)
-        elif known[0] != header.background:
-            fields.error(
-                "background",
-                gettext_noop("rater %(rater)s was given background %(value)s earlier in the file"),
-                rater=repr(header.rater),
-                value=repr(known[0]),
-            )
-            continue
-        elif header.age_band is not None and known[1] not in (None, header.age_band):
-            fields.error(
-                "age_band",
-                gettext_noop("rater %(rater)s was given age band %(value)s earlier in the file"),
-                rater=repr(header.rater),
-                value=repr(known[1]),
-            )
-            continue
-        elif header.age_band is not None and known[1] is None:
-            parsed.raters[header.rater] = (known[0], header.age_band)
-        if row.key in first_line:
-            fields.error(
-                "(line)",
-                gettext_noop(
-                    "judges the same task as line %(first)s (one judgment per rater and task)"
-                ),
-                first=first_line[row.key],
-            )
-            continue
-        first_line[row.key] = record.line
-        parsed.rows.append(row)
+        for record in batch:
+            _parse_line(record, context, parsed, first_line)
     return parsed
+
+
+def _plain_scores(
+    batch: list[Record | LineError],
+    context: ImportContext,
+    parsed: ParsedJudgments,
+    first_line: dict[tuple[str, ...], int],
+) -> bool:
+    """Add a batch of plain scorecard lines to `parsed`, or nothing (False) if any line of it
+    is not one.
+
+    A plain line is a JSON line with only a kind ("score"), a rater, a background, an item and
+    answers given as numbers, every one of them valid: the shape of a large crowd file, nearly
+    every line of which is plain. Each value is checked as `_parse_line` checks it (each
+    distinct answer once), and the rows are those it builds; any doubt (another field, a
+    string to convert, a problem, a repeat, a rater's background changing) leaves the whole
+    batch to `_parse_line`, so every error is found and worded by one reading.
+    """
+    allowed = context.plain_score_fields
+    if not allowed:
+        return False
+    questions = list(context.questions.values())
+    backgrounds = context.backgrounds
+    items = context.items_with_explanation
+    raters = parsed.raters
+    answers_ok: dict[tuple[str, type, float], bool] = {}
+    rows: list[Row] = []
+    new_raters: dict[str, tuple[str | None, str | None]] = {}
+    keys: dict[tuple[str, ...], int] = {}
+    for record in batch:
+        if not isinstance(record, Record) or record.from_csv:
+            return False
+        values = record.fields
+        if not values.keys() <= allowed or values.get("kind") != "score":
+            return False
+        rater, background, item = values.get("rater"), values.get("background"), values.get("item")
+        if type(rater) is not str or type(background) is not str or type(item) is not str:
+            return False
+        rater, background, item = rater.strip(), background.strip(), item.strip()
+        if not (0 < len(rater) <= 128 and 0 < len(background) <= 64 and 0 < len(item) <= 128):
+            return False
+        if item not in items:
+            return False
+        if background == UNKNOWN_BACKGROUND:
+            group = None
+        elif background in backgrounds:
+            group = background
+        else:
+            return False
+        answers: list[tuple[str, float | None]] = []
+        for spec in questions:
+            value = values.get(spec.name)
+            if value is None:
+                continue
+            kind = type(value)
+            if kind is not int and kind is not float:
+                return False
+            seen = (spec.name, kind, value)
+            valid = answers_ok.get(seen)
+            if valid is None:
+                valid = answers_ok[seen] = (
+                    scales.problem_sentence(
+                        kind=spec.kind,
+                        low=spec.min_value,
+                        high=spec.max_value,
+                        step=spec.step,
+                        value=float(value),
+                    )
+                    is None
+                )
+            if not valid:
+                return False
+            answers.append((spec.name, float(value)))
+        if not answers:
+            return False
+        known = raters.get(rater) or new_raters.get(rater)
+        if known is None:
+            new_raters[rater] = (group, None)
+        elif known[0] != group:
+            return False
+        key = ("score", rater, item)
+        if key in first_line or key in keys:
+            return False
+        keys[key] = record.line
+        header = Header(record.line, rater, group, None, None, None, None, None)
+        rows.append(ScoreRow(header, item, tuple(answers), ""))
+    parsed.rows.extend(rows)
+    raters.update(new_raters)
+    first_line.update(keys)
+    return True
+
+
+def _parse_line(
+    record: Record | LineError,
+    context: ImportContext,
+    parsed: ParsedJudgments,
+    first_line: dict[tuple[str, ...], int],
+) -> None:
+    """One line's row into `parsed.rows`, or its errors into `parsed.errors`."""
+    if isinstance(record, LineError):
+        parsed.errors.append(record)
+        return
+    fields = LineFields(record, parsed.errors)
+    kind = fields.choice("kind", KINDS, required=True)
+    # Without a kind the line's own fields are unknown, so nothing is read as metadata.
+    meta = _meta(fields, kind, context) if kind is not None else {}
+    header = _header(fields, context, meta)
+    if kind is None or header is None:
+        return
+    row: Row | None
+    if kind == "score":
+        row = _score(fields, header, context)
+    elif kind == "pair":
+        row = _pair(fields, header, context)
+    else:
+        row = _turing(fields, header, context)
+    if row is None:
+        return
+    known = parsed.raters.get(header.rater)
+    if known is None:
+        parsed.raters[header.rater] = (header.background, header.age_band)
+    elif known[0] != header.background:
+        fields.error(
+            "background",
+            gettext_noop("rater %(rater)s was given background %(value)s earlier in the file"),
+            rater=repr(header.rater),
+            value=repr(known[0]),
+        )
+        return
+    elif header.age_band is not None and known[1] not in (None, header.age_band):
+        fields.error(
+            "age_band",
+            gettext_noop("rater %(rater)s was given age band %(value)s earlier in the file"),
+            rater=repr(header.rater),
+            value=repr(known[1]),
+        )
+        return
+    elif header.age_band is not None and known[1] is None:
+        parsed.raters[header.rater] = (known[0], header.age_band)
+    if row.key in first_line:
+        fields.error(
+            "(line)",
+            gettext_noop(
+                "judges the same task as line %(first)s (one judgment per rater and task)"
+            ),
+            first=first_line[row.key],
+        )
+        return
+    first_line[row.key] = record.line
+    parsed.rows.append(row)
 
 
 @dataclass(frozen=True)
