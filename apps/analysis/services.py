@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from apps.analysis.models import AggregationState, StudyResult
 from apps.analysis.selectors import study_inputs_load
+from apps.core.collector import cyclic_collector_paused
 from apps.core.errors import DomainError
 from apps.core.versions import software_versions
 from apps.exclusions.selectors import exclusion_set_for_study
@@ -274,17 +275,19 @@ def study_aggregate(
     from apps.exclusions.services import exclusion_proposals_refresh
 
     try:
-        # The rules first: with automatic exclusions, what they exclude is left out of this run.
-        exclusion_proposals_refresh(study=study, request_results=False)
-        excluded = exclusion_set_for_study(study=study)
-        inputs = study_inputs_load(study=study, exclusions=excluded)
-        payload = compute_study_document(
-            inputs,
-            seed=seed,
-            rounds=rounds,
-            before_exclusions=study_inputs_load(study=study) if excluded else None,
-        )
-        payload["exclusions"] = {"hash": excluded.digest, "entries": excluded.entries}
+        # The document of a large study is millions of small objects (apps/core/collector.py).
+        with cyclic_collector_paused():
+            # The rules first: with automatic exclusions, what they exclude is left out.
+            exclusion_proposals_refresh(study=study, request_results=False)
+            excluded = exclusion_set_for_study(study=study)
+            inputs = study_inputs_load(study=study, exclusions=excluded)
+            payload = compute_study_document(
+                inputs,
+                seed=seed,
+                rounds=rounds,
+                before_exclusions=study_inputs_load(study=study) if excluded else None,
+            )
+            payload["exclusions"] = {"hash": excluded.digest, "entries": excluded.entries}
     except Exception as exc:
         AggregationState.objects.filter(pk=state.pk).update(
             last_error=f"{type(exc).__name__}: {exc}"[:2000]

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_noop
 from apps.analysis.services import study_results_request
 from apps.core.bulk import bulk_insert
 from apps.core.bulk_references import references_checked_in_bulk
+from apps.core.collector import cyclic_collector_paused
 from apps.core.errors import Conflict, DomainError, ImportRejected, LineError, NotFound
 from apps.core.lines import Record, read_records
 from apps.core.progress import ImportProgress, reporting
@@ -213,11 +214,13 @@ def study_items_import_records(
     """Check every line, then write the new items in one transaction (or nothing). The lines
     are checked before it begins: checking writes nothing, and a background import's progress
     (committed as it reads) stays visible meanwhile."""
-    rows, errors = parse_items(reporting(records, progress))
-    rows, prepared = _pictures_resolve(rows, errors, pictures)
-    if progress is not None:
-        progress.storing()
-    return _items_store(study, rows, errors, as_candidates=as_candidates, pictures=prepared)
+    # Tens of thousands of rows of small objects (apps/core/collector.py).
+    with cyclic_collector_paused():
+        rows, errors = parse_items(reporting(records, progress))
+        rows, prepared = _pictures_resolve(rows, errors, pictures)
+        if progress is not None:
+            progress.storing()
+        return _items_store(study, rows, errors, as_candidates=as_candidates, pictures=prepared)
 
 
 def _pictures_resolve(
