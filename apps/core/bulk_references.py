@@ -72,9 +72,10 @@ class NamedKeys:
         quote = connection.ops.quote_name
         with connection.cursor() as cursor:
             for (parent, column), arrays in by_target.items():
-                keys = np.unique(np.concatenate(arrays))
+                keys = np.concatenate(arrays)
                 if column == parent._meta.pk.column and self.created[parent]:
-                    keys = np.setdiff1d(keys, np.concatenate(self.created[parent]))
+                    keys = _not_among(keys, np.concatenate(self.created[parent]))
+                keys = np.unique(keys)
                 if not keys.size:
                     continue
                 cursor.execute(
@@ -96,6 +97,15 @@ class NamedKeys:
                     f"which does not exist{more}"
                 )
         raise AssertionError("a missing key no column named")  # pragma: no cover
+
+
+def _not_among(keys: np.ndarray, created: np.ndarray) -> np.ndarray:
+    """The keys that are not among `created`: by binary search in the sorted created keys,
+    before any deduplication. A million answers name a million scorecards made by the same
+    import; deduplicating them first and then taking the set difference cost 2.6 s."""
+    created = np.sort(created)
+    at = np.searchsorted(created, keys).clip(max=created.size - 1)
+    return keys[created[at] != keys]
 
 
 def _parent(field: models.ForeignKey[Any, Any]) -> type[models.Model]:

@@ -14,13 +14,14 @@ import json
 import threading
 from typing import Any
 
+import numpy as np
 import psycopg2
 import pytest
 from django.db import IntegrityError, connection, transaction
 
 from apps.core import bulk
 from apps.core.bulk import bulk_insert
-from apps.core.bulk_references import references_checked_in_bulk
+from apps.core.bulk_references import _not_among, references_checked_in_bulk
 from apps.core.errors import Conflict
 from apps.judgments import services as judgments_services
 from apps.judgments.models import ScoreResponse
@@ -248,3 +249,14 @@ def test_an_item_gone_before_the_check_is_a_conflict_that_names_the_change(
     assert f"judgments_scoreresponse.item_id names studies_item.id {gone}" in message
     assert not ScoreResponse.objects.filter(study=study).exists()
     assert Item.objects.filter(pk=gone).exists()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_keys_not_among_those_created_are_the_set_difference(seed):
+    """The import's own new keys are dropped by binary search before deduplicating."""
+    rng = np.random.default_rng(seed)
+    created = rng.choice(np.arange(1, 10_000), size=3_000, replace=False)
+    keys = rng.integers(0, 12_000, size=20_000)
+    left = _not_among(keys, created)
+    assert np.array_equal(np.unique(left), np.setdiff1d(keys, created))
+    assert np.isin(left, created).sum() == 0
