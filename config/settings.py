@@ -386,6 +386,10 @@ if WORKER_NICE > 19:
 AGGREGATE_DEBOUNCE_SECONDS = env_int("AGGREGATE_DEBOUNCE_SECONDS", 10, minimum=0)
 AGGREGATE_SWEEP_SECONDS = env_int("AGGREGATE_SWEEP_SECONDS", 300, minimum=10)
 BOOTSTRAP_ROUNDS = env_int("BOOTSTRAP_ROUNDS", 1000, minimum=10)
+# Threads one aggregation computes with (apps.analysis.stats.report.compute_results). One in the
+# worker: it shares the cores with raters' requests. `manage.py aggregate` takes every core the
+# process may run on unless told otherwise (--threads).
+AGGREGATE_THREADS = env_int("AGGREGATE_THREADS", 1, minimum=1)
 # Export jobs: a running job renews its lease every few seconds; a job whose lease has expired
 # (its worker died) is taken over by the redelivered task or the sweep, and fails with a message
 # after EXPORT_MAX_ATTEMPTS runs.

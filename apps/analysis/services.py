@@ -253,10 +253,16 @@ def study_results_recompute(*, study_id: int) -> None:
 
 
 def study_aggregate(
-    *, study: Study, rounds: int | None = None, seed: int | None = None
+    *,
+    study: Study,
+    rounds: int | None = None,
+    seed: int | None = None,
+    threads: int | None = None,
 ) -> StudyResult:
-    """Recompute and store the study's results. Idempotent; raw judgments are only read."""
+    """Recompute and store the study's results. Idempotent; raw judgments are only read.
+    `threads` (default AGGREGATE_THREADS) changes how long it takes, never the results."""
     rounds = rounds or settings.BOOTSTRAP_ROUNDS
+    threads = threads or settings.AGGREGATE_THREADS
     seed = study.random_seed if seed is None else seed
     if rounds < 10:
         raise DomainError("at least 10 bootstrap rounds are needed for an interval", field="rounds")
@@ -286,6 +292,7 @@ def study_aggregate(
                 seed=seed,
                 rounds=rounds,
                 before_exclusions=study_inputs_load(study=study) if excluded else None,
+                threads=threads,
             )
             payload["exclusions"] = {"hash": excluded.digest, "entries": excluded.entries}
     except Exception as exc:

@@ -122,6 +122,12 @@ def test_aggregate_and_export_write_the_design_shape(
     assert "Content evaluation" not in output
     assert not ContentEvaluation.objects.exists()
     assert "computed in" in run("aggregate", "demo", "--rounds", "30", "--seed", "5")
+    one_thread = StudyResult.objects.get(study__slug="demo").payload
+    run("aggregate", "demo", "--rounds", "30", "--seed", "5", "--threads", "2")
+    # The same document whatever the threads (its `software` block is the same too).
+    assert json.dumps(StudyResult.objects.get(study__slug="demo").payload, sort_keys=True) == (
+        json.dumps(one_thread, sort_keys=True)
+    )
     out = tmp_path / "results.json"
     run("export", "demo", "--format", "json", "--out", str(out))
     document = json.loads(out.read_text())
@@ -143,6 +149,7 @@ def test_aggregate_and_export_write_the_design_shape(
     [
         (["aggregate", "demo", "--rounds", "5"], "--rounds must be from 10"),
         (["aggregate", "nope"], "no study with slug 'nope'"),
+        (["aggregate", "demo", "--threads", "0"], "--threads must be from 1 to 64"),
         (["export", "demo", "--format", "pdf"], "invalid choice"),
         (["export", "demo", "--out", "/nonexistent/dir/x.json"], "does not exist"),
     ],

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -1161,8 +1163,35 @@ def _warnings(
     return _num(study + per_item)
 
 
-def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str, Any]:
-    """The whole results document for one study (see the module docstring for the choices)."""
+def compute_results(
+    inputs: StudyInputs, *, seed: int, rounds: int, threads: int = 1
+) -> dict[str, Any]:
+    """The whole results document for one study (see the module docstring for the choices).
+
+    With `threads` > 1 the reliability section, the longest independent part, is computed in a
+    second thread while this one computes the rest: most of its time is spent in numpy and
+    scipy routines that release the interpreter's lock, so on two cores a large study's results
+    take about two thirds of the time (benchmarks/README.md, "Imports"). Every section draws
+    from its own seed, so the document is the same either way.
+    """
+    with ThreadPoolExecutor(max_workers=1) if threads > 1 else nullcontext() as pool:
+        reliability = (
+            pool.submit(reliability_section, inputs, seed=seed + _SEED_RELIABILITY, rounds=rounds)
+            if pool is not None
+            else None
+        )
+        payload = _compute_results(inputs, seed=seed, rounds=rounds)
+        payload["reliability"] = (
+            reliability.result()
+            if reliability is not None
+            else reliability_section(inputs, seed=seed + _SEED_RELIABILITY, rounds=rounds)
+        )
+    return payload
+
+
+def _compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str, Any]:
+    """Every section of `compute_results` but reliability, in the document's order (the
+    reliability section's place is kept, and filled by the caller)."""
     agreement = _agreement(inputs, seed + _SEED_AGREEMENT, rounds)
     # Analytic (crossed-design variances, no resampling): needs no seed.
     models = _num(compare_models(inputs, level=LEVEL))
@@ -1300,7 +1329,7 @@ def compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str,
         "style_control": style_section(
             inputs, _offensive_items(inputs), seed=seed + _SEED_STYLE, rounds=rounds, level=LEVEL
         ),
-        "reliability": reliability_section(inputs, seed=seed + _SEED_RELIABILITY, rounds=rounds),
+        "reliability": None,
         "warnings": _warnings(inputs, items, public_agreement, bt)
         + drift_warnings(diagnostics.get("session_drift")),
     }
@@ -1316,8 +1345,9 @@ def compute_study_document(
     seed: int,
     rounds: int,
     before_exclusions: StudyInputs | None = None,
+    threads: int = 1,
 ) -> dict[str, Any]:
-    """The results document with its two comparisons.
+    """The results document with its two comparisons (`threads`: see `compute_results`).
 
     - `evidence_only`: when some items are not evidence about their model (culture-dependent:
       cross-group agreement below the threshold; or intercepted by a safety filter), the whole
@@ -1327,7 +1357,7 @@ def compute_study_document(
       show how the exclusions move the headline numbers.
     Both use the same seed as the main document, so a difference is the data's, not the noise's.
     """
-    payload = compute_results(inputs, seed=seed, rounds=rounds)
+    payload = compute_results(inputs, seed=seed, rounds=rounds, threads=threads)
     left_out = [
         (i, [flag for flag in item["flags"] if flag in NOT_EVIDENCE_FLAGS])
         for i, item in enumerate(payload["items"])
@@ -1339,7 +1369,7 @@ def compute_study_document(
         payload["evidence_only"] = {
             "left_out": [{"item": inputs.item_ids[i], "flags": flags} for i, flags in left_out],
             "results": compute_results(
-                inputs_without_items(inputs, keep), seed=seed, rounds=rounds
+                inputs_without_items(inputs, keep), seed=seed, rounds=rounds, threads=threads
             ),
         }
     if before_exclusions is not None:

@@ -1,0 +1,50 @@
+"""An aggregation computed with two threads is the same document as with one: the reliability
+section runs beside the rest, from its own seed (apps.analysis.stats.report.compute_results)."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+from apps.analysis.stats import report
+from apps.analysis.stats.report import compute_study_document
+from tests.analysis.stats.golden_inputs import golden_inputs
+
+
+def _text(document: dict) -> str:
+    # NaN is not equal to itself; as text the two documents compare whole.
+    return json.dumps(document, sort_keys=True, default=str)
+
+
+def test_two_threads_give_the_same_document_as_one():
+    one = compute_study_document(golden_inputs(), seed=7, rounds=40, threads=1)
+    two = compute_study_document(golden_inputs(), seed=7, rounds=40, threads=2)
+    assert one["reliability"]["study"] is not None
+    assert _text(two) == _text(one)
+    assert list(two) == list(one)
+
+
+def test_the_reliability_section_runs_in_its_own_thread_only_when_asked(monkeypatch):
+    threads: list[threading.Thread] = []
+    original = report.reliability_section
+
+    def spy(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(report, "reliability_section", spy)
+    report.compute_results(golden_inputs(), seed=7, rounds=20, threads=1)
+    report.compute_results(golden_inputs(), seed=7, rounds=20, threads=2)
+    assert threads[0] is threading.current_thread()
+    assert threads[1] is not threading.current_thread()
+
+
+def test_an_error_in_the_other_thread_reaches_the_caller(monkeypatch):
+    def broken(*args, **kwargs):
+        raise FloatingPointError("the reliability section failed")
+
+    monkeypatch.setattr(report, "reliability_section", broken)
+    with pytest.raises(FloatingPointError, match="reliability section failed"):
+        report.compute_results(golden_inputs(), seed=7, rounds=20, threads=2)
