@@ -190,6 +190,24 @@ def _copy_column(values: Sequence[Any]) -> Sequence[str]:
     return list(map(_copy_value, values))
 
 
+def _converted(values: Sequence[Any], convert: Callable[[Any], Any]) -> list[Any]:
+    """`convert` applied to each value; once per distinct value where the values are few,
+    hashable and of one type (an import's rows share a few instants, and most carry no
+    metadata). One type: True, 1 and 1.0 are equal keys, and their JSON differs."""
+    if len(set(map(type, values))) > 1:
+        return list(map(convert, values))
+    try:
+        distinct = set(values)
+    except TypeError:  # JSON objects and lists
+        if all(type(value) is dict and not value for value in values):
+            return [convert({})] * len(values)
+        return list(map(convert, values))
+    if len(distinct) > len(values) // 4:
+        return list(map(convert, values))
+    table = {value: convert(value) for value in distinct}
+    return list(map(table.__getitem__, values))
+
+
 def _copy_text(columns: Sequence[Sequence[Any]]) -> str:
     """Rows, given as their columns, as COPY text, formatted column by column."""
     texts = [_copy_column(column) for column in columns]
@@ -272,7 +290,7 @@ class _CopyText:
         self._start += len(rows)
         columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
         for k, convert in self.converters:
-            columns[k] = list(map(convert, columns[k]))
+            columns[k] = _converted(columns[k], convert)
         if self.keys:
             columns.insert(0, self.keys[start : start + len(rows)])
         self.sent.append(columns)

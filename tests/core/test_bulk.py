@@ -4,6 +4,7 @@ the rows, and a row the database refuses stores nothing of the batch."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -148,3 +149,27 @@ def test_choice_members_and_date_times_are_stored_as_their_values():
     assert [stored[pk].started_at for pk in pks] == [start, later]
     assert [stored[pk].ended_at for pk in pks] == [later, end]
     assert {stored[pk].end_reason for pk in pks} == {"imported"}
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [None] * 10,
+        [NOW] * 7 + [None] * 3,
+        [{}] * 10,
+        [{}] * 9 + [{"a": 1}],
+        [True, 1, 1.0, True, 1, 1.0, True, 1, 1.0, None],
+        ["x"] * 9 + ["y"],
+        [NOW.replace(microsecond=n) for n in range(10)],
+    ],
+)
+def test_a_column_converted_once_per_distinct_value_is_converted_as_each_value(values):
+    calls: list[Any] = []
+
+    def convert(value: Any) -> Any:
+        calls.append(value)
+        return json.dumps(value, default=str)
+
+    assert bulk._converted(values, convert) == [json.dumps(v, default=str) for v in values]
+    if values == [None] * 10:
+        assert calls == [None]
