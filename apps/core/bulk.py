@@ -211,7 +211,7 @@ def _converted(values: Sequence[Any], convert: Callable[[Any], Any]) -> list[Any
 def _copy_text(columns: Sequence[Sequence[Any]]) -> str:
     """Rows, given as their columns, as COPY text, formatted column by column."""
     texts = [_copy_column(column) for column in columns]
-    return "".join(row + "\n" for row in map("\t".join, zip(*texts, strict=True)))
+    return "\n".join(map("\t".join, zip(*texts, strict=True))) + "\n"
 
 
 def _chunks(rows: Iterable[Sequence[Any]]) -> Iterator[list[Sequence[Any]]]:

@@ -64,8 +64,8 @@ class JudgmentImportSummary:
         return sum(self.created.values())
 
 
-def _import_key(study: Study, key: tuple[str, ...]) -> str:
-    return hashlib.sha256(":".join(("import", str(study.pk), *key)).encode()).hexdigest()
+def _import_key(study_id: int, key: tuple[str, ...]) -> str:
+    return hashlib.sha256(":".join(("import", str(study_id), *key)).encode()).hexdigest()
 
 
 def _context(study: Study) -> ImportContext:
@@ -282,16 +282,18 @@ def _write_rows(
         "meta",
     )
 
+    study_id = study.pk  # read once: a model's pk is a property, a million times over
+
     def common(row: Row) -> tuple[object, ...]:
         rater, session = people[row.header.rater]
         header = row.header
         return (
-            study.pk,
+            study_id,
             rater,
             session,
             header.seconds_into_session,
             header.active_seconds,
-            _import_key(study, row.key),
+            _import_key(study_id, row.key),
             imported,
             header.submitted_at or now,
             now,
