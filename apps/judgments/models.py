@@ -27,7 +27,7 @@ class Judgment(models.Model):
     # its study (study, created_at) and a unique constraint led by its rater, which serve the
     # same look-ups. Each index is paid on every insert: a million-row import spent about a
     # third of its database time on the two single-column indexes and the pattern index a
-    # `unique=True` CharField gets on PostgreSQL (benchmarks/README.md, "Imports").
+    # `unique=True` CharField gets on PostgreSQL (benchmarks/README.md, bench_import.py).
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="+", db_index=False)
     rater = models.ForeignKey(Rater, on_delete=models.CASCADE, related_name="+", db_index=False)
     session = models.ForeignKey(RaterSession, on_delete=models.CASCADE, related_name="+")

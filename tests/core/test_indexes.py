@@ -6,7 +6,7 @@ unique constraint or index begins with that column (and holds every row: a parti
 serves only the look-ups its condition implies), and a `unique=True` CharField gets a second,
 pattern-matching (LIKE) index on PostgreSQL that no query here uses. Measured on a million-row
 import, the redundant ones on the judgment tables cost about a third of the database's time
-(benchmarks/README.md, "Imports")."""
+(benchmarks/README.md, bench_import.py)."""
 
 from __future__ import annotations
 

@@ -1171,7 +1171,7 @@ def compute_results(
     With `threads` > 1 the reliability section, the longest independent part, is computed in a
     second thread while this one computes the rest: most of its time is spent in numpy and
     scipy routines that release the interpreter's lock, so on two cores a large study's results
-    take about two thirds of the time (benchmarks/README.md, "Imports"). Every section draws
+    take about two thirds of the time (benchmarks/README.md, bench_import.py). Every section draws
     from its own seed, so the document is the same either way.
     """
     with ThreadPoolExecutor(max_workers=1) if threads > 1 else nullcontext() as pool:
