@@ -7,6 +7,9 @@ raw judgments.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from django.db import models
 
 from apps.studies.models import Study
@@ -28,10 +31,20 @@ class AggregationState(models.Model):
         return f"aggregation of {self.study_id}"
 
 
+class CompactJSONEncoder(json.JSONEncoder):
+    """JSON without the spaces after separators: a large study's document is tens of megabytes
+    of text that the driver quotes and PostgreSQL parses into a jsonb, which keeps no spaces
+    anyway (a tenth less text; the stored value is the same)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["separators"] = (",", ":")
+        super().__init__(*args, **kwargs)
+
+
 class StudyResult(models.Model):
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="result")
     # The results in the export shape of DESIGN.md.
-    payload = models.JSONField()
+    payload = models.JSONField(encoder=CompactJSONEncoder)
     # sha256 of the inputs exactly as the statistics saw them.
     input_hash = models.CharField(max_length=64)
     seed = models.BigIntegerField()

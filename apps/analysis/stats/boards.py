@@ -220,9 +220,12 @@ def style_section(
     return out
 
 
-def reliability_section(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str, Any]:
+def reliability_section(
+    inputs: StudyInputs, *, seed: int, rounds: int, threads: int = 1
+) -> dict[str, Any]:
     """``{"study": {...}, "by_source": {source: {...}}}``, each with ``pairs`` and ``scores``
-    (split-half) and ``k_rater``; a part without its data is None."""
+    (split-half) and ``k_rater``; a part without its data is None. ``threads``: see
+    ``reliability.by_group`` (the same results either way)."""
     primary = next(
         (q for q, info in enumerate(inputs.questions) if info.name == inputs.primary_question),
         None,
@@ -248,6 +251,7 @@ def reliability_section(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[
         seed=seed,
         ks=RELIABILITY_KS,
         whole=whole,
+        threads=threads,
     )
     tables = {
         name: {

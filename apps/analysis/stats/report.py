@@ -1169,14 +1169,20 @@ def compute_results(
     """The whole results document for one study (see the module docstring for the choices).
 
     With `threads` > 1 the reliability section, the longest independent part, is computed in a
-    second thread while this one computes the rest: most of its time is spent in numpy and
-    scipy routines that release the interpreter's lock, so on two cores a large study's results
-    take about two thirds of the time (benchmarks/README.md, bench_import.py). Every section draws
-    from its own seed, so the document is the same either way.
+    second thread while this one computes the rest, and splits its own work the same way
+    (`reliability.by_group`): most of its time is spent in numpy and scipy routines that release
+    the interpreter's lock (benchmarks/README.md, bench_import.py). Every section draws from its
+    own seed, so the document is the same either way.
     """
     with ThreadPoolExecutor(max_workers=1) if threads > 1 else nullcontext() as pool:
         reliability = (
-            pool.submit(reliability_section, inputs, seed=seed + _SEED_RELIABILITY, rounds=rounds)
+            pool.submit(
+                reliability_section,
+                inputs,
+                seed=seed + _SEED_RELIABILITY,
+                rounds=rounds,
+                threads=threads,
+            )
             if pool is not None
             else None
         )

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from apps.analysis.stats import report
+from apps.analysis.stats import boards, reliability, report
 from apps.analysis.stats.report import compute_study_document
 from tests.analysis.stats.golden_inputs import golden_inputs
 
@@ -48,3 +48,20 @@ def test_an_error_in_the_other_thread_reaches_the_caller(monkeypatch):
     monkeypatch.setattr(report, "reliability_section", broken)
     with pytest.raises(FloatingPointError, match="reliability section failed"):
         report.compute_results(golden_inputs(), seed=7, rounds=20, threads=2)
+
+
+def test_the_k_rater_reliability_runs_beside_the_split_halves_when_asked(monkeypatch):
+    threads: list[threading.Thread] = []
+    original = reliability._k_rater_by_group
+
+    def spy(*args, **kwargs):
+        threads.append(threading.current_thread())
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(reliability, "_k_rater_by_group", spy)
+    inputs = golden_inputs()
+    one = boards.reliability_section(inputs, seed=3, rounds=20, threads=1)
+    two = boards.reliability_section(inputs, seed=3, rounds=20, threads=2)
+    assert threads[0] is threading.current_thread()
+    assert threads[1] is not threading.current_thread()
+    assert _text(two) == _text(one)
