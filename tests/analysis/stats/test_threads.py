@@ -26,15 +26,21 @@ def test_two_threads_give_the_same_document_as_one():
     assert list(two) == list(one)
 
 
-def test_the_reliability_section_runs_in_its_own_thread_only_when_asked(monkeypatch):
+def _threads_calling(monkeypatch, module, name: str) -> list[threading.Thread]:
+    """The thread of each call of `module.name`, in order."""
     threads: list[threading.Thread] = []
-    original = report.reliability_section
+    original = getattr(module, name)
 
     def spy(*args, **kwargs):
         threads.append(threading.current_thread())
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(report, "reliability_section", spy)
+    monkeypatch.setattr(module, name, spy)
+    return threads
+
+
+def test_the_reliability_section_runs_in_its_own_thread_only_when_asked(monkeypatch):
+    threads = _threads_calling(monkeypatch, report, "reliability_section")
     report.compute_results(golden_inputs(), seed=7, rounds=20, threads=1)
     report.compute_results(golden_inputs(), seed=7, rounds=20, threads=2)
     assert threads[0] is threading.current_thread()
@@ -51,14 +57,7 @@ def test_an_error_in_the_other_thread_reaches_the_caller(monkeypatch):
 
 
 def test_the_k_rater_reliability_runs_beside_the_split_halves_when_asked(monkeypatch):
-    threads: list[threading.Thread] = []
-    original = reliability._k_rater_by_group
-
-    def spy(*args, **kwargs):
-        threads.append(threading.current_thread())
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(reliability, "_k_rater_by_group", spy)
+    threads = _threads_calling(monkeypatch, reliability, "_k_rater_by_group")
     inputs = golden_inputs()
     one = boards.reliability_section(inputs, seed=3, rounds=20, threads=1)
     two = boards.reliability_section(inputs, seed=3, rounds=20, threads=2)
