@@ -48,6 +48,9 @@ _AGE_BANDS = frozenset(AgeBand.values)
 _EXPLANATION_MATCHES = frozenset(c for c in ScoreResponse.ExplanationMatch.values if c)
 _GUESSES = frozenset(TuringJudgment.Guess.values)
 _PAIR_OUTCOMES = frozenset(PairJudgment.Outcome.values)
+# The longest ids a line may give: those their columns store.
+_ID_LENGTH = 128  # a rater's or an item's external id
+_GROUP_LENGTH = 64  # a background group's code
 # What a plain scorecard line holds besides its answers (`_plain_scores`).
 _PLAIN_FIELDS = frozenset({"kind", "rater", "background", "item"})
 # Lines read at a time by `_plain_scores`.
@@ -159,7 +162,7 @@ class ParsedJudgments:
 
 
 def _item_ref(fields: LineFields, name: str, context: ImportContext) -> str | None:
-    value = fields.string(name, required=True, max_length=128)
+    value = fields.string(name, required=True, max_length=_ID_LENGTH)
     if value is not None and value not in context.items_with_explanation:
         fields.error(
             name, gettext_noop("names item %(item)s, which is not in this study"), item=repr(value)
@@ -181,8 +184,8 @@ def _meta(fields: LineFields, kind: str, context: ImportContext) -> dict[str, An
 def _header(
     fields: LineFields, context: ImportContext, meta: dict[str, Any] | None
 ) -> Header | None:
-    rater = fields.string("rater", required=True, max_length=128)
-    background = fields.string("background", required=True, max_length=64)
+    rater = fields.string("rater", required=True, max_length=_ID_LENGTH)
+    background = fields.string("background", required=True, max_length=_GROUP_LENGTH)
     if (
         background is not None
         and background not in context.backgrounds
@@ -303,7 +306,7 @@ def _pair(fields: LineFields, header: Header, context: ImportContext) -> PairRow
     right = _item_ref(fields, "right", context)
     outcome = fields.choice("outcome", _PAIR_OUTCOMES)
     undecided = outcome in (PairJudgment.Outcome.TIE, PairJudgment.Outcome.NEITHER)
-    winner = fields.string("winner", required=outcome == "", max_length=128)
+    winner = fields.string("winner", required=outcome == "", max_length=_ID_LENGTH)
     if left is not None and left == right:
         fields.error("right", gettext_noop("must differ from left"))
     if winner and undecided:
@@ -404,7 +407,11 @@ def _plain_scores(
         if type(rater) is not str or type(background) is not str or type(item) is not str:
             return False
         rater, background, item = rater.strip(), background.strip(), item.strip()
-        if not (0 < len(rater) <= 128 and 0 < len(background) <= 64 and 0 < len(item) <= 128):
+        if not (
+            0 < len(rater) <= _ID_LENGTH
+            and 0 < len(background) <= _GROUP_LENGTH
+            and 0 < len(item) <= _ID_LENGTH
+        ):
             return False
         if item not in items:
             return False

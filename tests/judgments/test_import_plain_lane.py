@@ -23,6 +23,8 @@ from apps.judgments.importing import (
     QuestionSpec,
     parse_judgments,
 )
+from apps.raters.models import BackgroundGroup, Rater
+from apps.studies.models import Item
 
 ITEMS = [f"t{n}" for n in range(1, 61)]
 CONTEXT = ImportContext(
@@ -133,6 +135,24 @@ def test_batches_read_as_every_line_is_read(seed, odd_share, monkeypatch):
     assert not all(plain)
 
 
+def _lines_read_one_by_one(monkeypatch) -> list[int]:
+    """The number of each line `_parse_line` reads, in order."""
+    lines: list[int] = []
+    original = importing._parse_line
+    monkeypatch.setattr(
+        importing,
+        "_parse_line",
+        lambda record, *args: lines.append(record.line) or original(record, *args),
+    )
+    return lines
+
+
+def test_the_lanes_take_ids_as_long_as_their_columns_store():
+    assert Rater._meta.get_field("external_id").max_length == importing._ID_LENGTH
+    assert Item._meta.get_field("external_id").max_length == importing._ID_LENGTH
+    assert BackgroundGroup._meta.get_field("code").max_length == importing._GROUP_LENGTH
+
+
 def test_a_plain_file_is_read_without_a_line_by_line_reading(monkeypatch):
     """The batch lane is what reads a plain file: no line of it goes to `_parse_line`."""
     data = b"\n".join(
@@ -142,13 +162,7 @@ def test_a_plain_file_is_read_without_a_line_by_line_reading(monkeypatch):
         ).encode()
         for n in range(2_500)
     )
-    by_line = []
-    original = importing._parse_line
-    monkeypatch.setattr(
-        importing,
-        "_parse_line",
-        lambda record, *args: by_line.append(record) or original(record, *args),
-    )
+    by_line = _lines_read_one_by_one(monkeypatch)
     parsed = _read(data, "judgments.jsonl", plain_lane=True)
     assert by_line == []
     assert len(parsed.rows) == 2_500
@@ -164,13 +178,7 @@ def test_one_line_that_is_not_plain_sends_only_its_batch_line_by_line(monkeypatc
         for n in range(30)
     ]
     lines[14]["age_band"] = "25-34"
-    by_line = []
-    original = importing._parse_line
-    monkeypatch.setattr(
-        importing,
-        "_parse_line",
-        lambda record, *args: by_line.append(record.line) or original(record, *args),
-    )
+    by_line = _lines_read_one_by_one(monkeypatch)
     data = "\n".join(json.dumps(line) for line in lines).encode()
     parsed = _read(data, "judgments.jsonl", plain_lane=True)
     assert by_line == list(range(11, 21))
