@@ -72,21 +72,28 @@ def bulk_insert(
     rows: Iterable[Sequence[Any]],
     *,
     returning: bool = False,
+    from_key: Sequence[tuple[str, Callable[[int], Any]]] = (),
 ) -> list[int]:
     """Insert `rows` (values in the order of `columns`, field names; a foreign key by its
     `<name>_id` attname) into `model`'s table. With `returning`, the new primary keys, in the
-    order of the rows. Run inside the caller's transaction."""
+    order of the rows. `from_key` names further columns, each with the function that makes its
+    value from the row's own new primary key (drawn before the row is sent, so the value is
+    stored with it); their keys come back as with `returning`. Run inside the caller's
+    transaction."""
     meta = model._meta
-    fields = [meta.get_field(name) for name in columns]
+    fields = [meta.get_field(name) for name in (*columns, *(name for name, _ in from_key))]
     concrete = [f for f in fields if isinstance(f, models.Field)]
     if len(concrete) != len(fields):
         raise ValueError(f"{model.__name__}: every column must be a concrete field")
     quote = connection.ops.quote_name
     names = ", ".join(quote(str(f.column)) for f in concrete)
     converters = [(k, c) for k, c in enumerate(map(_converter, concrete)) if c is not None]
+    makers = [make for _, make in from_key]
     if connection.vendor == "postgresql":
-        return _copy(model, concrete, names, converters, rows, returning=returning)
-    return _insert(model, names, len(concrete), converters, rows, returning=returning)
+        return _copy(model, concrete, names, converters, rows, returning=returning, makers=makers)
+    return _insert(
+        model, names, len(concrete), converters, rows, returning=returning, makers=makers
+    )
 
 
 def _insert(
@@ -97,10 +104,17 @@ def _insert(
     rows: Iterable[Sequence[Any]],
     *,
     returning: bool,
+    makers: Sequence[Callable[[int], Any]] = (),
 ) -> list[int]:
-    """Multi-row INSERT statements of up to a thousand rows (SQLite; PostgreSQL before COPY)."""
+    """Multi-row INSERT statements of up to a thousand rows (SQLite; PostgreSQL before COPY).
+    With `makers` (SQLite only) each row's key is drawn here and sent as its first column."""
     meta = model._meta
     quote = connection.ops.quote_name
+    next_key = _next_sqlite_key(model) if makers else 0
+    if makers:
+        names = f"{quote(str(meta.pk.column))}, {names}"
+        n_columns += 1
+        returning = False
     size = _batch_rows(n_columns)
     # The driver's own placeholder: the statements go to the driver's cursor directly, past
     # Django's query logging and placeholder rewriting (both cost more than the insert itself
@@ -116,8 +130,14 @@ def _insert(
     with connection.cursor() as cursor:
         for row in rows:
             values = list(row)
+            if makers:
+                values.extend(make(next_key) for make in makers)
             for k, convert in converters:
                 values[k] = convert(values[k])
+            if makers:
+                pks.append(next_key)
+                values.insert(0, next_key)
+                next_key += 1
             batch.extend(values)
             count += 1
             if count == size:
@@ -128,6 +148,25 @@ def _insert(
         if count:
             _execute(cursor, head + ", ".join([one] * count) + tail, batch, returning, pks)
     return pks
+
+
+def _next_sqlite_key(model: type[models.Model]) -> int:
+    """The key SQLite would give the table's next row: past every key it ever gave
+    (AUTOINCREMENT's own counter) and every key in the table. Once this transaction has
+    written, no other connection writes until it ends; a writer in between makes the insert
+    fail on the key, and nothing of the batch is stored."""
+    if connection.vendor != "sqlite":
+        raise ValueError("keys drawn before the insert: PostgreSQL (COPY) or SQLite only")
+    meta = model._meta
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT MAX("
+            "COALESCE((SELECT seq FROM sqlite_sequence WHERE name = %s), 0), "
+            f"COALESCE((SELECT MAX({quote(str(meta.pk.column))}) FROM {quote(meta.db_table)}), 0))",
+            [meta.db_table],
+        )
+        return int(cursor.fetchone()[0]) + 1
 
 
 def _execute(
@@ -228,14 +267,17 @@ def _copy(
     rows: Iterable[Sequence[Any]],
     *,
     returning: bool,
+    makers: Sequence[Callable[[int], Any]] = (),
 ) -> list[int]:
-    """PostgreSQL: COPY the rows in chunks. COPY returns no keys, so with `returning` each
-    chunk's keys are drawn from the table's own sequence first (as the inserts would draw
-    them) and sent as the first column: the keys come back in the order of the rows. Inside
-    `references_checked_in_bulk` the keys each chunk names are noted for one check at its end."""
+    """PostgreSQL: COPY the rows in chunks. COPY returns no keys, so with `returning` (or
+    `makers`) each chunk's keys are drawn from the table's own sequence first (as the inserts
+    would draw them) and sent as the first column: the keys come back in the order of the rows.
+    Inside `references_checked_in_bulk` the keys each chunk names are noted for one check at
+    its end."""
     meta = model._meta
     quote = connection.ops.quote_name
     table, pk = quote(meta.db_table), str(meta.pk.column)
+    returning = returning or bool(makers)
     columns = f"{quote(pk)}, {names}" if returning else names
     statement = f"COPY {table} ({columns}) FROM STDIN"
     pks: list[int] = []
@@ -254,7 +296,7 @@ def _copy(
                         [meta.db_table, pk, len(chunk)],
                     )
                     keys = [row[0] for row in raw.fetchall()]
-            text = _CopyText(chunk, keys, converters)
+            text = _CopyText(chunk, keys, converters, makers)
             with connection.wrap_database_errors:
                 raw.copy_expert(statement, text, size=1 << 16)
             if notes is not None:
@@ -267,18 +309,21 @@ def _copy(
 class _CopyText:
     """A chunk's COPY input, converted and formatted a slice at a time as the driver reads it
     (psycopg2 sends whatever each read returns). Values are converted a column at a time: one
-    call per converted column and slice, not one per row. `sent` keeps each slice's columns as
-    sent (the chunk's keys first, when it has them)."""
+    call per converted column and slice, not one per row. The columns `makers` make from the
+    keys come last. `sent` keeps each slice's columns as sent (the chunk's keys first, when it
+    has them)."""
 
     def __init__(
         self,
         chunk: list[Sequence[Any]],
         keys: list[int],
         converters: list[tuple[int, Callable[[Any], Any]]],
+        makers: Sequence[Callable[[int], Any]] = (),
     ) -> None:
         self.chunk = chunk
         self.keys = keys
         self.converters = converters
+        self.makers = makers
         self.sent: list[list[Sequence[Any]]] = []
         self._start = 0
 
@@ -289,9 +334,11 @@ class _CopyText:
             return ""
         self._start += len(rows)
         columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
+        keys = self.keys[start : start + len(rows)]
+        columns.extend(list(map(make, keys)) for make in self.makers)
         for k, convert in self.converters:
             columns[k] = _converted(columns[k], convert)
-        if self.keys:
-            columns.insert(0, self.keys[start : start + len(rows)])
+        if keys:
+            columns.insert(0, keys)
         self.sent.append(columns)
         return _copy_text(columns)

@@ -115,6 +115,60 @@ def test_copy_chunks_keep_the_order_of_the_keys(postgres_only, monkeypatch):
     assert [by_pk[pk].offense_released_at for pk in pks] == RELEASED * 3
 
 
+def _topic(pk: int) -> str:
+    return f"topic of {pk}"
+
+
+@pytest.mark.django_db
+def test_columns_made_from_the_key_hold_each_rows_own_key(monkeypatch):
+    """`from_key` columns are made from the key each row gets, across COPY's chunks and slices
+    on PostgreSQL and across statements on SQLite, and rows stored another way before and
+    after take keys of their own. Without `returning` the keys still come back."""
+    monkeypatch.setattr(bulk, "COPY_CHUNK", 5)
+    monkeypatch.setattr(bulk, "COPY_SLICE", 2)
+    monkeypatch.setattr(bulk, "_batch_rows", lambda n_columns: 3)
+    study = StudyFactory()
+    before = Item.objects.create(study=study, external_id="before", text="t", source="human")
+    rows = [(*row[:1], f"{row[1]}-{n}", *row[2:]) for n in range(3) for row in _rows(study.pk)]
+    columns = tuple(name for name in COLUMNS if name != "topic")
+    rows = [
+        tuple(v for name, v in zip(COLUMNS, row, strict=True) if name != "topic") for row in rows
+    ]
+    with transaction.atomic():
+        pks = bulk_insert(Item, columns, rows, from_key=(("topic", _topic),))
+    after = Item.objects.create(study=study, external_id="after", text="t", source="human")
+    assert len(pks) == len(set(pks)) == 12
+    assert before.pk < min(pks)
+    assert after.pk > max(pks)
+    by_pk = {item.pk: item for item in Item.objects.filter(pk__in=pks)}
+    assert [by_pk[pk].external_id for pk in pks] == [row[1] for row in rows]
+    assert [by_pk[pk].topic for pk in pks] == [f"topic of {pk}" for pk in pks]
+    assert [by_pk[pk].context for pk in pks] == CONTEXTS * 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_keys_drawn_before_the_insert_are_never_keys_given_before():
+    """Keys drawn for `from_key` follow every key the table ever gave (PostgreSQL's sequence,
+    SQLite's AUTOINCREMENT counter), not only the keys still in it, as its own inserts would."""
+    study = StudyFactory()
+    gone = [
+        Item.objects.create(study=study, external_id=f"gone{n}", text="t", source="human").pk
+        for n in range(3)
+    ]
+    Item.objects.filter(pk__in=gone).delete()
+    columns = tuple(name for name in COLUMNS if name != "topic")
+    rows = [
+        tuple(v for name, v in zip(COLUMNS, row, strict=True) if name != "topic")
+        for row in _rows(study.pk)
+    ]
+    with transaction.atomic():
+        pks = bulk_insert(Item, columns, rows, from_key=(("topic", _topic),))
+    assert min(pks) == max(gone) + 1
+    assert list(Item.objects.order_by("pk").values_list("topic", flat=True)) == [
+        f"topic of {pk}" for pk in pks
+    ]
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_refused_row_stores_nothing_of_the_batch():
     study = StudyFactory()
