@@ -265,9 +265,15 @@ def multiplicities(rng: np.random.Generator, n_units: int, r: int) -> np.ndarray
 
 
 def cluster_draws(rng: np.random.Generator, n_clusters: int, r: int) -> np.ndarray:
-    """(n_clusters, r) multiplicities of each cluster in r resamples (`multiplicities`, one
-    column a round), for products of per-cluster totals with the rounds."""
-    return multiplicities(rng, n_clusters, r).T
+    """(n_clusters, r) multiplicities of each cluster in r resamples, one column a round: the
+    same counts as `multiplicities` from the same draws, counted straight into this layout.
+    A sparse matrix multiplies only a C-ordered array; the transpose of `multiplicities` was
+    copied into that order on every product (0.5 s of the crowd set's 3.5 s aggregation)."""
+    idx = rng.integers(0, n_clusters, size=(r, n_clusters))
+    idx *= r
+    idx += np.arange(r, dtype=np.int64)[:, None]
+    counts = np.bincount(idx.ravel(), minlength=n_clusters * r)
+    return counts.reshape(n_clusters, r).astype(np.float64)
 
 
 def _grouped_boot_clustered(

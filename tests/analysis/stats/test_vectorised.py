@@ -25,6 +25,7 @@ from apps.analysis.stats.bootstrap import (
     cluster_draws,
     grouped_mean_ci,
     grouped_mean_ci_many,
+    multiplicities,
 )
 
 
@@ -113,6 +114,19 @@ def test_cluster_draws_are_multinomial_counts() -> None:
     # Counts of one column are negatively correlated, as in a multinomial (-1/49).
     corr = np.corrcoef(draws[0], draws[1])[0, 1]
     assert corr == pytest.approx(-1 / 49, abs=0.03)
+
+
+@pytest.mark.parametrize(("n_clusters", "rounds"), [(1, 1), (7, 3), (75_000, 2)])
+def test_cluster_draws_are_the_multiplicities_of_the_same_draws_laid_out_by_cluster(
+    n_clusters: int, rounds: int
+) -> None:
+    """The same resamples as `multiplicities` reads from the same seed, in the order a sparse
+    product takes without a copy (a cluster a row)."""
+    draws = cluster_draws(np.random.default_rng(3), n_clusters, rounds)
+    expected = multiplicities(np.random.default_rng(3), n_clusters, rounds).T
+    assert draws.flags.c_contiguous
+    assert draws.dtype == np.float64
+    np.testing.assert_array_equal(draws, expected)
 
 
 def test_many_groupings_give_each_grouping_its_clustered_interval() -> None:
