@@ -207,6 +207,16 @@ _BOOLEANS = {True: "t", False: "f"}
 # Types whose text (str) never holds a character COPY escapes: numbers, and date-times (an
 # import's own time, a session's bounds), which PostgreSQL reads in that ISO form.
 _PLAIN = {int, float, datetime, date}
+_INSTANTS = {datetime, date}
+_NONE = type(None)
+
+
+def _once_per_instant(values: Sequence[Any]) -> list[str]:
+    """Date-times (or NULL) as text, each distinct one formatted once: an import's rows share
+    a few instants (its own time, a session's bounds), and formatting one costs as much as a
+    dozen integers."""
+    texts = {value: "\\N" if value is None else str(value) for value in set(values)}
+    return list(map(texts.__getitem__, values))
 
 
 def _copy_column(values: Sequence[Any]) -> Sequence[str]:
@@ -214,6 +224,8 @@ def _copy_column(values: Sequence[Any]) -> Sequence[str]:
     counts, flags, scores, strings with nothing to escape: nearly every column of an import) are
     converted by the interpreter's own loops; anything else value by value."""
     kinds = set(map(type, values))
+    if kinds & _INSTANTS and kinds <= _PLAIN | {_NONE}:
+        return _once_per_instant(values)
     if kinds <= _PLAIN:
         return list(map(str, values))
     if kinds <= {bool}:
@@ -224,7 +236,7 @@ def _copy_column(values: Sequence[Any]) -> Sequence[str]:
         if "\\" in joined or "\t" in joined or "\n" in joined or "\r" in joined:
             return [value.translate(_COPY_ESCAPES) for value in values]
         return values
-    if kinds <= _PLAIN | {type(None)}:
+    if kinds <= _PLAIN | {_NONE}:
         return ["\\N" if value is None else str(value) for value in values]
     return list(map(_copy_value, values))
 

@@ -5,7 +5,7 @@ the rows, and a row the database refuses stores nothing of the batch."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -227,3 +227,55 @@ def test_a_column_converted_once_per_distinct_value_is_converted_as_each_value(v
     assert bulk._converted(values, convert) == [json.dumps(v, default=str) for v in values]
     if values == [None] * 10:
         assert calls == [None]
+
+
+SHANGHAI = timezone(timedelta(hours=8))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [NOW] * 10,
+        [NOW] * 7 + [None] * 3,
+        [None, NOW, NOW.replace(microsecond=1), None, NOW],
+        [NOW.replace(microsecond=n) for n in range(10)],
+        # The same instant told in two zones: one text for both, the same instant stored.
+        [NOW, NOW.astimezone(SHANGHAI), NOW],
+        [date(2026, 12, 6)] * 3 + [date(2026, 12, 7)],
+    ],
+)
+def test_a_column_of_instants_is_written_as_each_instant(values):
+    """Date-times are formatted once per distinct instant; each row's text still reads back
+    as its own instant (or NULL)."""
+    texts = bulk._copy_column(values)
+    assert len(texts) == len(values)
+    for value, text in zip(values, texts, strict=True):
+        if value is None:
+            assert text == "\\N"
+        elif isinstance(value, datetime):
+            assert datetime.fromisoformat(text) == value
+        else:
+            assert date.fromisoformat(text) == value
+
+
+@pytest.mark.django_db
+def test_instants_shared_by_many_rows_are_stored_as_each_rows_own():
+    """Sessions sharing a few instants (and one told in another zone) keep each
+    its own."""
+    raters = [RaterFactory() for _ in range(4)]
+    later = NOW + timedelta(minutes=30)
+    starts = [NOW, NOW.astimezone(SHANGHAI), NOW + timedelta(seconds=1), NOW]
+    rows = [
+        (rater.pk, start, later, None if k % 2 else later, "" if k % 2 else "imported")
+        for k, (rater, start) in enumerate(zip(raters, starts, strict=True))
+    ]
+    with transaction.atomic():
+        pks = bulk_insert(
+            RaterSession,
+            ("rater_id", "started_at", "deadline", "ended_at", "end_reason"),
+            rows,
+            returning=True,
+        )
+    stored = RaterSession.objects.in_bulk(pks)
+    assert [stored[pk].started_at for pk in pks] == starts
+    assert [stored[pk].ended_at for pk in pks] == [later, None, later, None]
