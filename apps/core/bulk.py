@@ -250,8 +250,9 @@ def _converted(values: Sequence[Any], convert: Callable[[Any], Any]) -> list[Any
     try:
         distinct = set(values)
     except TypeError:  # JSON objects and lists
-        if all(type(value) is dict and not value for value in values):
-            return [convert({})] * len(values)
+        # Of one type and all empty (no metadata, no languages): all the same value.
+        if not any(values):
+            return [convert(values[0])] * len(values)
         return list(map(convert, values))
     if len(distinct) > len(values) // 4:
         return list(map(convert, values))
