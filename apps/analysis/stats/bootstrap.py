@@ -267,8 +267,8 @@ def multiplicities(rng: np.random.Generator, n_units: int, r: int) -> np.ndarray
 def cluster_draws(rng: np.random.Generator, n_clusters: int, r: int) -> np.ndarray:
     """(n_clusters, r) multiplicities of each cluster in r resamples, one column a round: the
     same counts as `multiplicities` from the same draws, counted straight into this layout.
-    A sparse matrix multiplies only a C-ordered array; the transpose of `multiplicities` was
-    copied into that order on every product (0.5 s of the crowd set's 3.5 s aggregation)."""
+    A sparse matrix multiplies only a C-ordered array: the transpose of `multiplicities` was
+    copied into that order for every product."""
     idx = rng.integers(0, n_clusters, size=(r, n_clusters))
     idx *= r
     idx += np.arange(r, dtype=np.int64)[:, None]
