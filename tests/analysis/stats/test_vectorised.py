@@ -116,7 +116,9 @@ def test_cluster_draws_are_multinomial_counts() -> None:
     assert corr == pytest.approx(-1 / 49, abs=0.03)
 
 
-@pytest.mark.parametrize(("n_clusters", "rounds"), [(1, 1), (7, 3), (75_000, 2)])
+@pytest.mark.parametrize(
+    ("n_clusters", "rounds"), [(1, 1), (7, 3), (1_999, 40), (2_000, 40), (75_000, 2)]
+)
 def test_cluster_draws_are_the_multiplicities_of_the_same_draws_laid_out_by_cluster(
     n_clusters: int, rounds: int
 ) -> None:
