@@ -5,6 +5,7 @@ the rows, and a row the database refuses stores nothing of the batch."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
@@ -84,6 +85,26 @@ def _check_round_trip(study_id: int, pks: list[int]) -> None:
         assert item.topic == ""
 
 
+def _three_times(study_id: int) -> list[tuple[object, ...]]:
+    """`_rows` three times over, each time under other external ids: 12 rows."""
+    return [(*row[:1], f"{row[1]}-{n}", *row[2:]) for n in range(3) for row in _rows(study_id)]
+
+
+def _between_two_items(
+    study: Any, insert: Callable[[], list[int]]
+) -> tuple[list[int], dict[int, Item]]:
+    """Run a bulk insert of 12 items between two items created one at a time; its keys are
+    its own, after the first's and before the second's. Returns them and the stored items."""
+    before = Item.objects.create(study=study, external_id="before", text="t", source="human")
+    with transaction.atomic():
+        pks = insert()
+    after = Item.objects.create(study=study, external_id="after", text="t", source="human")
+    assert len(pks) == len(set(pks)) == 12
+    assert before.pk < min(pks)
+    assert after.pk > max(pks)
+    return pks, {item.pk: item for item in Item.objects.filter(pk__in=pks)}
+
+
 @pytest.mark.django_db
 def test_values_and_keys_come_back_as_they_went_in():
     study = StudyFactory()
@@ -100,15 +121,8 @@ def test_copy_chunks_keep_the_order_of_the_keys(postgres_only, monkeypatch):
     monkeypatch.setattr(bulk, "COPY_CHUNK", 5)
     monkeypatch.setattr(bulk, "COPY_SLICE", 2)
     study = StudyFactory()
-    before = Item.objects.create(study=study, external_id="before", text="t", source="human")
-    rows = [(*row[:1], f"{row[1]}-{n}", *row[2:]) for n in range(3) for row in _rows(study.pk)]
-    with transaction.atomic():
-        pks = bulk_insert(Item, COLUMNS, rows, returning=True)
-    after = Item.objects.create(study=study, external_id="after", text="t", source="human")
-    assert len(pks) == len(set(pks)) == 12
-    assert before.pk < min(pks)
-    assert after.pk > max(pks)
-    by_pk = {item.pk: item for item in Item.objects.filter(pk__in=pks)}
+    rows = _three_times(study.pk)
+    pks, by_pk = _between_two_items(study, lambda: bulk_insert(Item, COLUMNS, rows, returning=True))
     assert [by_pk[pk].external_id for pk in pks] == [row[1] for row in rows]
     # The values converted a column at a time (JSON, date-times) stay with their own rows.
     assert [by_pk[pk].context for pk in pks] == CONTEXTS * 3
@@ -128,19 +142,14 @@ def test_columns_made_from_the_key_hold_each_rows_own_key(monkeypatch):
     monkeypatch.setattr(bulk, "COPY_SLICE", 2)
     monkeypatch.setattr(bulk, "_batch_rows", lambda n_columns: 3)
     study = StudyFactory()
-    before = Item.objects.create(study=study, external_id="before", text="t", source="human")
-    rows = [(*row[:1], f"{row[1]}-{n}", *row[2:]) for n in range(3) for row in _rows(study.pk)]
     columns = tuple(name for name in COLUMNS if name != "topic")
     rows = [
-        tuple(v for name, v in zip(COLUMNS, row, strict=True) if name != "topic") for row in rows
+        tuple(v for name, v in zip(COLUMNS, row, strict=True) if name != "topic")
+        for row in _three_times(study.pk)
     ]
-    with transaction.atomic():
-        pks = bulk_insert(Item, columns, rows, from_key=(("topic", _topic),))
-    after = Item.objects.create(study=study, external_id="after", text="t", source="human")
-    assert len(pks) == len(set(pks)) == 12
-    assert before.pk < min(pks)
-    assert after.pk > max(pks)
-    by_pk = {item.pk: item for item in Item.objects.filter(pk__in=pks)}
+    pks, by_pk = _between_two_items(
+        study, lambda: bulk_insert(Item, columns, rows, from_key=(("topic", _topic),))
+    )
     assert [by_pk[pk].external_id for pk in pks] == [row[1] for row in rows]
     assert [by_pk[pk].topic for pk in pks] == [f"topic of {pk}" for pk in pks]
     assert [by_pk[pk].context for pk in pks] == CONTEXTS * 3
@@ -180,6 +189,20 @@ def test_a_refused_row_stores_nothing_of_the_batch():
     assert not Item.objects.filter(study=study).exists()
 
 
+def _sessions_stored(rows: list[tuple[object, ...]]) -> list[RaterSession]:
+    """Sessions bulk-inserted from (rater, start, deadline, end, reason) rows, read back in
+    the order of the rows."""
+    with transaction.atomic():
+        pks = bulk_insert(
+            RaterSession,
+            ("rater_id", "started_at", "deadline", "ended_at", "end_reason"),
+            rows,
+            returning=True,
+        )
+    stored = RaterSession.objects.in_bulk(pks)
+    return [stored[pk] for pk in pks]
+
+
 @pytest.mark.django_db
 def test_choice_members_and_date_times_are_stored_as_their_values():
     """Columns of TextChoices members and of date-times take the fast column-wise path; what
@@ -192,17 +215,10 @@ def test_choice_members_and_date_times_are_stored_as_their_values():
         (first.pk, start, later, later, RaterSession.EndReason.IMPORTED),
         (second.pk, later, end, end, RaterSession.EndReason.IMPORTED),
     ]
-    with transaction.atomic():
-        pks = bulk_insert(
-            RaterSession,
-            ("rater_id", "started_at", "deadline", "ended_at", "end_reason"),
-            rows,
-            returning=True,
-        )
-    stored = RaterSession.objects.in_bulk(pks)
-    assert [stored[pk].started_at for pk in pks] == [start, later]
-    assert [stored[pk].ended_at for pk in pks] == [later, end]
-    assert {stored[pk].end_reason for pk in pks} == {"imported"}
+    stored = _sessions_stored(rows)
+    assert [session.started_at for session in stored] == [start, later]
+    assert [session.ended_at for session in stored] == [later, end]
+    assert {session.end_reason for session in stored} == {"imported"}
 
 
 @pytest.mark.parametrize(
@@ -263,8 +279,7 @@ def test_a_column_of_instants_is_written_as_each_instant(values):
 
 @pytest.mark.django_db
 def test_instants_shared_by_many_rows_are_stored_as_each_rows_own():
-    """Sessions sharing a few instants (and one told in another zone) keep each
-    its own."""
+    """Sessions sharing a few instants (and one told in another zone) keep each its own."""
     raters = [RaterFactory() for _ in range(4)]
     later = NOW + timedelta(minutes=30)
     starts = [NOW, NOW.astimezone(SHANGHAI), NOW + timedelta(seconds=1), NOW]
@@ -272,13 +287,6 @@ def test_instants_shared_by_many_rows_are_stored_as_each_rows_own():
         (rater.pk, start, later, None if k % 2 else later, "" if k % 2 else "imported")
         for k, (rater, start) in enumerate(zip(raters, starts, strict=True))
     ]
-    with transaction.atomic():
-        pks = bulk_insert(
-            RaterSession,
-            ("rater_id", "started_at", "deadline", "ended_at", "end_reason"),
-            rows,
-            returning=True,
-        )
-    stored = RaterSession.objects.in_bulk(pks)
-    assert [stored[pk].started_at for pk in pks] == starts
-    assert [stored[pk].ended_at for pk in pks] == [later, None, later, None]
+    stored = _sessions_stored(rows)
+    assert [session.started_at for session in stored] == starts
+    assert [session.ended_at for session in stored] == [later, None, later, None]
