@@ -199,7 +199,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import brentq
 from scipy.sparse.csgraph import connected_components
 from scipy.special import expit, log_expit, ndtri
 
@@ -351,6 +350,10 @@ def _lower_bound(wins: np.ndarray, sup: float, cut: float, ridge: float) -> floa
     lo = min(hi - 1.0, -1.0)
     while gap(lo) <= 0.0:
         lo = max(2.0 * lo - 1.0, -_T_LIMIT)
+    # Imported here: scipy.optimize takes a tenth of a second to import (its global and
+    # linear-programming solvers), and most aggregations never bound an undefeated item.
+    from scipy.optimize import brentq
+
     return float(brentq(gap, lo, hi, xtol=1e-10, rtol=1e-12))
 
 

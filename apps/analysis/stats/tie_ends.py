@@ -82,7 +82,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import brentq, minimize
 from scipy.sparse.csgraph import connected_components
 
 from apps.analysis.stats.bradley_terry import DEFAULT_ALPHA
@@ -290,6 +289,9 @@ def _quasi_newton_max(
         bounds.append((_ETA_FLOOR, None))
     else:
         bounds.append((None, None))
+    # Imported here, as in `ends`: scipy.optimize takes a tenth of a second to import.
+    from scipy.optimize import minimize
+
     res = minimize(
         _negative,
         x0,
@@ -336,6 +338,8 @@ def _lower_bound(
     lo = min(hi - 1.0, -1.0)
     while gap(lo) <= 0.0:
         lo = max(2.0 * lo - 1.0, -_T_LIMIT)
+    from scipy.optimize import brentq
+
     root = float(brentq(gap, lo, hi, xtol=1e-10, rtol=1e-12))
     fin.x = start
     return root

@@ -99,3 +99,20 @@ def test_the_aggregation_does_not_import_scipy_stats():
         [sys.executable, "-c", code], env=env, cwd=ROOT, check=False, capture_output=True
     )
     assert done.returncode == 0, done.stderr.decode()[-2000:]
+
+
+def test_loading_the_aggregation_does_not_import_scipy_optimize():
+    """scipy.optimize takes a tenth of a second to import; only the profile-likelihood ends of
+    an undefeated item use it, so a process that aggregates a study without one (each
+    `manage.py aggregate`) does not pay for it."""
+    code = (
+        "import sys, django; django.setup(); "
+        "import apps.analysis.services, apps.exclusions.services; "
+        "from apps.analysis.stats.report import compute_study_document; "
+        "sys.exit(3 if 'scipy.optimize' in sys.modules else 0)"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.test_settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, check=False, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
