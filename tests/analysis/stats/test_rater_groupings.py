@@ -84,6 +84,15 @@ def test_each_language_split_holds_its_raters_means_inside_their_interval():
         assert table[name]["n_raters"] == inputs.rater_languages.count(name)
 
 
+def _runs_clean(code: str) -> None:
+    """Run `code` in a fresh Python process with the test settings; it must exit with 0."""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.test_settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, check=False, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+
+
 def test_the_aggregation_does_not_import_scipy_stats():
     """scipy.stats takes about half a second to import; the aggregation needs none of it."""
     code = (
@@ -94,11 +103,7 @@ def test_the_aggregation_does_not_import_scipy_stats():
         "compute_study_document(golden_inputs(), seed=7, rounds=20); "
         "sys.exit(3 if 'scipy.stats' in sys.modules else 0)"
     )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.test_settings"}
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, cwd=ROOT, check=False, capture_output=True
-    )
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    _runs_clean(code)
 
 
 def test_loading_the_aggregation_does_not_import_scipy_optimize():
@@ -111,8 +116,4 @@ def test_loading_the_aggregation_does_not_import_scipy_optimize():
         "from apps.analysis.stats.report import compute_study_document; "
         "sys.exit(3 if 'scipy.optimize' in sys.modules else 0)"
     )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.test_settings"}
-    done = subprocess.run(
-        [sys.executable, "-c", code], env=env, cwd=ROOT, check=False, capture_output=True
-    )
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    _runs_clean(code)
