@@ -73,13 +73,15 @@ def bulk_insert(
     *,
     returning: bool = False,
     from_key: Sequence[tuple[str, Callable[[int], Any]]] = (),
+    keys: Sequence[int] | None = None,
 ) -> list[int]:
     """Insert `rows` (values in the order of `columns`, field names; a foreign key by its
     `<name>_id` attname) into `model`'s table. With `returning`, the new primary keys, in the
     order of the rows. `from_key` names further columns, each with the function that makes its
     value from the row's own new primary key (drawn before the row is sent, so the value is
-    stored with it); their keys come back as with `returning`. Run inside the caller's
-    transaction."""
+    stored with it); their keys come back as with `returning`. `keys` gives the rows' primary
+    keys, one per row, drawn earlier (`draw_keys`) so that other rows could name them first;
+    they come back as with `returning`. Run inside the caller's transaction."""
     meta = model._meta
     fields = [meta.get_field(name) for name in (*columns, *(name for name, _ in from_key))]
     concrete = [f for f in fields if isinstance(f, models.Field)]
@@ -90,10 +92,37 @@ def bulk_insert(
     converters = [(k, c) for k, c in enumerate(map(_converter, concrete)) if c is not None]
     makers = [make for _, make in from_key]
     if connection.vendor == "postgresql":
-        return _copy(model, concrete, names, converters, rows, returning=returning, makers=makers)
+        return _copy(
+            model, concrete, names, converters, rows, returning=returning, makers=makers, keys=keys
+        )
     return _insert(
-        model, names, len(concrete), converters, rows, returning=returning, makers=makers
+        model, names, len(concrete), converters, rows, returning=returning, makers=makers, keys=keys
     )
+
+
+def draw_keys(model: type[models.Model], count: int) -> list[int]:
+    """`count` new primary keys of `model`'s table, drawn from its own sequence as an insert
+    would draw them (PostgreSQL only), for rows that other rows must name before they are
+    written (`bulk_insert(..., keys=...)`)."""
+    if connection.vendor != "postgresql":
+        raise ValueError("keys drawn ahead of their rows: PostgreSQL only")
+    with connection.cursor() as cursor:
+        return _drawn(cursor.cursor, _sequence(cursor.cursor, model), count)
+
+
+def _sequence(raw: Any, model: type[models.Model]) -> str:
+    meta = model._meta
+    with connection.wrap_database_errors:
+        raw.execute("SELECT pg_get_serial_sequence(%s, %s)", [meta.db_table, meta.pk.column])
+        return str(raw.fetchone()[0])
+
+
+def _drawn(raw: Any, sequence: str, count: int) -> list[int]:
+    # The sequence named by a constant: as nextval's argument, a look-up of the table's
+    # sequence ran once per key (40 ms for 20,000 keys, 2 s of a million scorecards' import).
+    with connection.wrap_database_errors:
+        raw.execute("SELECT nextval(%s::regclass) FROM generate_series(1, %s)", [sequence, count])
+        return [row[0] for row in raw.fetchall()]
 
 
 def _insert(
@@ -105,13 +134,16 @@ def _insert(
     *,
     returning: bool,
     makers: Sequence[Callable[[int], Any]] = (),
+    keys: Sequence[int] | None = None,
 ) -> list[int]:
     """Multi-row INSERT statements of up to a thousand rows (SQLite; PostgreSQL before COPY).
-    With `makers` (SQLite only) each row's key is drawn here and sent as its first column."""
+    With `makers` (SQLite only) each row's key is drawn here and sent as its first column, as
+    are `keys` given."""
     meta = model._meta
     quote = connection.ops.quote_name
-    next_key = _next_sqlite_key(model) if makers else 0
-    if makers:
+    next_key = _next_sqlite_key(model) if makers and keys is None else 0
+    given = iter(keys) if keys is not None else None
+    if makers or given is not None:
         names = f"{quote(str(meta.pk.column))}, {names}"
         n_columns += 1
         returning = False
@@ -130,13 +162,16 @@ def _insert(
     with connection.cursor() as cursor:
         for row in rows:
             values = list(row)
+            key = next_key if given is None else next(given, None)
+            if key is None:
+                raise ValueError(f"{model.__name__}: fewer keys than rows")
             if makers:
-                values.extend(make(next_key) for make in makers)
+                values.extend(make(key) for make in makers)
             for k, convert in converters:
                 values[k] = convert(values[k])
-            if makers:
-                pks.append(next_key)
-                values.insert(0, next_key)
+            if makers or given is not None:
+                pks.append(key)
+                values.insert(0, key)
                 next_key += 1
             batch.extend(values)
             count += 1
@@ -147,6 +182,8 @@ def _insert(
                 batch, count = [], 0
         if count:
             _execute(cursor, head + ", ".join([one] * count) + tail, batch, returning, pks)
+    if keys is not None and len(pks) != len(keys):
+        raise ValueError(f"{model.__name__}: more keys than rows")
     return pks
 
 
@@ -281,17 +318,19 @@ def _copy(
     *,
     returning: bool,
     makers: Sequence[Callable[[int], Any]] = (),
+    keys: Sequence[int] | None = None,
 ) -> list[int]:
     """PostgreSQL: COPY the rows in chunks. COPY returns no keys, so with `returning` (or
     `makers`) each chunk's keys are drawn from the table's own sequence first (as the inserts
-    would draw them) and sent as the first column: the keys come back in the order of the rows.
+    would draw them), or taken from `keys`, and sent as the first column: the keys come back in
+    the order of the rows.
     Inside `references_checked_in_bulk` the keys each chunk names are noted for one check at
     its end."""
     meta = model._meta
     quote = connection.ops.quote_name
-    table, pk = quote(meta.db_table), str(meta.pk.column)
-    returning = returning or bool(makers)
-    columns = f"{quote(pk)}, {names}" if returning else names
+    table, pk = quote(meta.db_table), quote(str(meta.pk.column))
+    returning = returning or bool(makers) or keys is not None
+    columns = f"{pk}, {names}" if returning else names
     statement = f"COPY {table} ({columns}) FROM STDIN"
     pks: list[int] = []
     notes = bulk_references.active()
@@ -301,27 +340,23 @@ def _copy(
     with connection.cursor() as cursor:
         raw = cursor.cursor
         for chunk in _chunks(rows):
-            keys: list[int] = []
-            if returning:
-                with connection.wrap_database_errors:
-                    if sequence is None:
-                        raw.execute("SELECT pg_get_serial_sequence(%s, %s)", [meta.db_table, pk])
-                        sequence = raw.fetchone()[0]
-                    # The sequence named by a constant: as nextval's argument, a look-up of the
-                    # table's sequence ran once per key (40 ms for 20,000 keys, 2 s of a million
-                    # scorecards' import).
-                    raw.execute(
-                        "SELECT nextval(%s::regclass) FROM generate_series(1, %s)",
-                        [sequence, len(chunk)],
-                    )
-                    keys = [row[0] for row in raw.fetchall()]
-            text = _CopyText(chunk, keys, converters, makers)
+            drawn: list[int] = []
+            if keys is not None:
+                drawn = list(keys[len(pks) : len(pks) + len(chunk)])
+                if len(drawn) != len(chunk):
+                    raise ValueError(f"{model.__name__}: fewer keys than rows")
+            elif returning:
+                sequence = sequence or _sequence(raw, model)
+                drawn = _drawn(raw, sequence, len(chunk))
+            text = _CopyText(chunk, drawn, converters, makers)
             with connection.wrap_database_errors:
                 raw.copy_expert(statement, text, size=1 << 16)
             if notes is not None:
                 notes.note_columns(model, fields, text.sent)
-                notes.note_created(model, keys)
-            pks.extend(keys)
+                notes.note_created(model, drawn)
+            pks.extend(drawn)
+    if keys is not None and len(pks) != len(keys):
+        raise ValueError(f"{model.__name__}: more keys than rows")
     return pks
 
 

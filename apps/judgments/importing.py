@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -353,20 +353,26 @@ def _turing(fields: LineFields, header: Header, context: ImportContext) -> Turin
 
 
 def parse_judgments(
-    records: Iterable[Record | LineError], context: ImportContext, *, plain_lane: bool = True
+    records: Iterable[Record | LineError],
+    context: ImportContext,
+    *,
+    plain_lane: bool = True,
+    each_batch: Callable[[ParsedJudgments], None] | None = None,
 ) -> ParsedJudgments:
     """Every line's row, or its errors. Lines are taken a batch at a time: a batch of plain
     scorecard lines is read column by column (`_plain_scores`), any other line by line, with
     the same rows, errors and raters either way (`plain_lane=False` reads every line by line,
-    as the tests compare)."""
+    as the tests compare). `each_batch` is shown what has been read after each batch (rows and
+    errors are only ever appended)."""
     parsed = ParsedJudgments()
     first_line: dict[tuple[str, ...], int] = {}
     iterator = iter(records)
     while batch := list(itertools.islice(iterator, PLAIN_BATCH)):
-        if plain_lane and _plain_scores(batch, context, parsed, first_line):
-            continue
-        for record in batch:
-            _parse_line(record, context, parsed, first_line)
+        if not (plain_lane and _plain_scores(batch, context, parsed, first_line)):
+            for record in batch:
+                _parse_line(record, context, parsed, first_line)
+        if each_batch is not None:
+            each_batch(parsed)
     return parsed
 
 

@@ -8,22 +8,24 @@ changes nothing); a line that contradicts a stored judgment is an error.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from apps.analysis.services import study_results_request
-from apps.core.bulk import bulk_insert
 from apps.core.bulk_references import MissingParent, references_checked_in_bulk
 from apps.core.collector import cyclic_collector_paused
 from apps.core.errors import Conflict, ImportRejected, LineError
 from apps.core.lines import Record, read_records
 from apps.core.progress import ImportProgress, reporting
 from apps.core.sentences import Sentence
+from apps.judgments.import_rows import RowWriter
+from apps.judgments.import_stream import written_while_read
 from apps.judgments.importing import (
     JUDGMENT_JSON_COLUMNS,
     ImportContext,
@@ -33,13 +35,11 @@ from apps.judgments.importing import (
     QuestionSpec,
     Row,
     ScoreRow,
-    TuringRow,
     parse_judgments,
     rater_id_warnings,
 )
 from apps.judgments.models import (
     NotUnderstood,
-    Origin,
     PairJudgment,
     ScoreAnswer,
     ScoreResponse,
@@ -61,19 +61,6 @@ class JudgmentImportSummary:
     @property
     def total_created(self) -> int:
         return sum(self.created.values())
-
-
-def _import_key(pk: int) -> str:
-    """An imported judgment's idempotency key: `import:` and its own id, zero-padded. Unique
-    as the id is; never a rater's key (those hold no colon); and in the order of the ids, so
-    the unique index takes each new key at its right edge. A hash of the line's natural key went
-    to a random page of that index instead, a third of PostgreSQL's time to store a million
-    scorecards (`benchmarks/README.md`)."""
-    return f"import:{pk:019d}"
-
-
-# Passed to `bulk_insert`: the key is made from the id it draws for each row.
-_KEYED = (("idempotency_key", _import_key),)
 
 
 def _context(study: Study) -> ImportContext:
@@ -196,17 +183,48 @@ def study_judgments_import_records(
 ) -> JudgmentImportSummary:
     """Check every line, then write the new judgments in one transaction (or nothing).
 
-    The lines are read and checked before the transaction starts: checking writes nothing, and
-    a background import's progress (committed as it reads) stays visible to its status page.
+    With a progress reporter, the lines are read and checked before the transaction starts:
+    checking writes nothing, and a background import's progress (committed as it reads) stays
+    visible to its status page. Without one, on PostgreSQL, the rows are written while the file
+    is read (apps/judgments/import_stream.py), in the transaction, and kept only if every line
+    is new and right; otherwise they are rolled back and the file is stored as before.
     """
     context = _context(study)
     # A million rows of small objects: the cyclic collector's passes over them cost a third of
     # the reading (apps/core/collector.py).
     with cyclic_collector_paused():
+        if progress is None and connection.vendor == "postgresql":
+            return _judgments_streamed(study, records, context)
         parsed = parse_judgments(reporting(records, progress), context)
         if progress is not None:
             progress.storing()
         return _judgments_store(study, parsed)
+
+
+class _NotStreamed(Exception):
+    def __init__(self, parsed: ParsedJudgments) -> None:
+        self.parsed = parsed
+
+
+@transaction.atomic
+def _judgments_streamed(
+    study: Study, records: Iterable[Record | LineError], context: ImportContext
+) -> JudgmentImportSummary:
+    raters_before = Rater.objects.filter(study=study).count()
+    try:
+        with _conflicts_named(), transaction.atomic(), references_checked_in_bulk():
+            streamed = written_while_read(study, records, context)
+            if not streamed.complete:
+                raise _NotStreamed(streamed.parsed)  # rolls back what was written
+            parsed = streamed.parsed
+            raters_ensure_imported(
+                study=study,
+                raters=_imported_raters(parsed.rows, parsed.raters),
+                drawn=streamed.people,
+            )
+    except _NotStreamed as not_streamed:
+        return _judgments_store(study, not_streamed.parsed)
+    return _stored(study, parsed, len(parsed.rows), dict(streamed.created), raters_before)
 
 
 @transaction.atomic
@@ -239,16 +257,22 @@ def _judgments_store(study: Study, parsed: ParsedJudgments) -> JudgmentImportSum
         raise ImportRejected(sorted(errors, key=lambda error: error.line))
 
     raters_before = Rater.objects.filter(study=study).count()
+    # Foreign keys checked once per referenced table, not once per row (a third of a
+    # million-row import's time).
+    with _conflicts_named(), transaction.atomic(), references_checked_in_bulk():
+        people = raters_ensure_imported(study=study, raters=imported)
+        created = _write_rows(study, new_rows, people)
+    return _stored(study, parsed, len(new_rows), created, raters_before)
+
+
+@contextmanager
+def _conflicts_named() -> Iterator[None]:
     try:
-        # Foreign keys checked once per referenced table, not once per row (a third of a
-        # million-row import's time).
-        with transaction.atomic(), references_checked_in_bulk():
-            people = raters_ensure_imported(study=study, raters=imported)
-            created = _write_rows(study, new_rows, people)
+        yield
     except (KeyError, MissingParent) as exc:
-        # The lines were checked against the study's items and questions before this
-        # transaction began; one of them was removed since (found while the rows were built,
-        # or by the check of their foreign keys).
+        # The lines were checked against the study's items and questions before the rows
+        # were written; one of them was removed since (found while the rows were built, or by
+        # the check of their foreign keys).
         raise Conflict(
             f"the study's items or questions changed during the import ({exc}); try again"
         ) from exc
@@ -256,13 +280,22 @@ def _judgments_store(study: Study, parsed: ParsedJudgments) -> JudgmentImportSum
         raise Conflict(
             "another import stored some of these judgments at the same time; try again"
         ) from exc
-    if new_rows:
+
+
+def _stored(
+    study: Study,
+    parsed: ParsedJudgments,
+    n_new: int,
+    created: dict[str, int],
+    raters_before: int,
+) -> JudgmentImportSummary:
+    if n_new:
         # Marked stale only: the worker (or `manage.py aggregate`) computes the results once,
         # never this import, however the task queue is configured.
         study_results_request(study_id=study.pk, inline=False)
     return JudgmentImportSummary(
-        created=created,
-        unchanged=len(parsed.rows) - len(new_rows),
+        created={kind: created.get(kind, 0) for kind in ("score", "pair", "turing")},
+        unchanged=len(parsed.rows) - n_new,
         raters_created=Rater.objects.filter(study=study).count() - raters_before,
         warnings=rater_id_warnings(parsed.rows),
     )
@@ -271,98 +304,4 @@ def _judgments_store(study: Study, parsed: ParsedJudgments) -> JudgmentImportSum
 def _write_rows(
     study: Study, rows: list[Row], people: dict[str, tuple[int, int]]
 ) -> dict[str, int]:
-    """Insert the new judgments as plain rows (apps.core.bulk): an import of a million
-    scorecards would otherwise spend most of its time building model instances."""
-    items = dict(Item.objects.filter(study=study).values_list("external_id", "pk"))
-    questions = {q.name: q.pk for q in study_questions(study=study)}
-    now = timezone.now()
-    imported = Origin.IMPORTED
-    common_columns = (
-        "study_id",
-        "rater_id",
-        "session_id",
-        "seconds_into_session",
-        "active_seconds",
-        "origin",
-        "submitted_at",
-        "created_at",
-        "meta",
-    )
-
-    study_id = study.pk  # read once: a model's pk is a property, a million times over
-
-    def common(row: Row) -> tuple[object, ...]:
-        rater, session = people[row.header.rater]
-        header = row.header
-        return (
-            study_id,
-            rater,
-            session,
-            header.seconds_into_session,
-            header.active_seconds,
-            imported,
-            header.submitted_at or now,
-            now,
-            header.meta or {},
-        )
-
-    score_rows = [row for row in rows if isinstance(row, ScoreRow)]
-    response_ids = bulk_insert(
-        ScoreResponse,
-        (*common_columns, "item_id", "explanation_match", "explanation_answered_at"),
-        (
-            (
-                *common(row),
-                items[row.item],
-                row.explanation_match,
-                row.header.submitted_at if row.explanation_match else None,
-            )
-            for row in score_rows
-        ),
-        returning=True,
-        from_key=_KEYED,
-    )
-    bulk_insert(
-        ScoreAnswer,
-        ("response_id", "question_id", "value", "answered_at"),
-        (
-            (response, questions[name], value, row.header.submitted_at)
-            for row, response in zip(score_rows, response_ids, strict=True)
-            for name, value in row.answers
-            if value is not None
-        ),
-    )
-    bulk_insert(
-        NotUnderstood,
-        ("response_id", "question_id", "answered_at"),
-        (
-            (response, questions[name], row.header.submitted_at)
-            for row, response in zip(score_rows, response_ids, strict=True)
-            for name, value in row.answers
-            if value is None
-        ),
-    )
-    pair_rows = [row for row in rows if isinstance(row, PairRow)]
-    bulk_insert(
-        PairJudgment,
-        (*common_columns, "left_id", "right_id", "outcome", "winner_id"),
-        (
-            (
-                *common(row),
-                items[row.left],
-                items[row.right],
-                row.outcome,
-                items[row.winner] if row.winner else None,
-            )
-            for row in pair_rows
-        ),
-        from_key=_KEYED,
-    )
-    turing_rows = [row for row in rows if isinstance(row, TuringRow)]
-    bulk_insert(
-        TuringJudgment,
-        (*common_columns, "item_id", "guess"),
-        ((*common(row), items[row.item], row.guess) for row in turing_rows),
-        from_key=_KEYED,
-    )
-    return {"score": len(score_rows), "pair": len(pair_rows), "turing": len(turing_rows)}
+    return dict(RowWriter(study).write(rows, people))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -85,13 +85,18 @@ def raters_check_imported(*, study: Study, raters: list[ImportedRater]) -> list[
 
 @transaction.atomic
 def raters_ensure_imported(
-    *, study: Study, raters: list[ImportedRater]
+    *,
+    study: Study,
+    raters: list[ImportedRater],
+    drawn: Mapping[str, tuple[int, int]] | None = None,
 ) -> dict[str, tuple[int, int]]:
     """(rater pk, session pk) for each imported rater, creating those that are missing.
 
     Imported raters consented elsewhere; each gets one closed session dated by their lines.
     A background of None is unknown (the rater belongs to no group of the study). Call
-    raters_check_imported first: this does not re-check backgrounds.
+    raters_check_imported first: this does not re-check backgrounds. `drawn` gives the keys
+    (`draw_keys`) of raters that are new, and of their sessions, when their judgments were
+    written first (PostgreSQL: see apps/judgments/import_stream.py).
     """
     groups = dict(BackgroundGroup.objects.filter(study=study).values_list("code", "pk"))
     stored = _stored_raters(study)
@@ -132,6 +137,7 @@ def raters_ensure_imported(
             for spec in missing
         ),
         returning=True,
+        keys=None if drawn is None else [drawn[spec.external_id][0] for spec in missing],
     )
     for spec, pk in zip(missing, new_pks, strict=True):
         existing[spec.external_id] = pk
@@ -144,6 +150,7 @@ def raters_ensure_imported(
         if rater_id in wanted
     }
     session_length = timedelta(minutes=study.session_minutes)
+    unsessioned = [spec for spec in raters if existing[spec.external_id] not in sessions]
     new_sessions: list[tuple[int, datetime, datetime, datetime, str]] = [
         (
             existing[spec.external_id],
@@ -152,14 +159,14 @@ def raters_ensure_imported(
             spec.last_at,
             RaterSession.EndReason.IMPORTED,
         )
-        for spec in raters
-        if existing[spec.external_id] not in sessions
+        for spec in unsessioned
     ]
     session_pks = bulk_insert(
         RaterSession,
         ("rater_id", "started_at", "deadline", "ended_at", "end_reason"),
         new_sessions,
         returning=True,
+        keys=None if drawn is None else [drawn[spec.external_id][1] for spec in unsessioned],
     )
     for row, pk in zip(new_sessions, session_pks, strict=True):
         sessions[row[0]] = pk

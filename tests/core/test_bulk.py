@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 
 from apps.core import bulk
 from apps.core.bulk import bulk_insert
@@ -176,6 +176,67 @@ def test_keys_drawn_before_the_insert_are_never_keys_given_before():
     assert list(Item.objects.order_by("pk").values_list("topic", flat=True)) == [
         f"topic of {pk}" for pk in pks
     ]
+
+
+@pytest.mark.django_db
+def test_keys_drawn_ahead_are_the_rows_keys_across_chunks(postgres_only, monkeypatch):
+    """Keys drawn ahead (`draw_keys`) for rows written later, across COPY's chunks and slices:
+    each row is stored under its own key, and an insert in between takes a key of its own. With
+    `from_key` too, the made column is made from the given key."""
+    monkeypatch.setattr(bulk, "COPY_CHUNK", 5)
+    monkeypatch.setattr(bulk, "COPY_SLICE", 2)
+    study = StudyFactory()
+    columns = tuple(name for name in COLUMNS if name != "topic")
+    rows = [
+        tuple(v for name, v in zip(COLUMNS, row, strict=True) if name != "topic")
+        for row in _three_times(study.pk)
+    ]
+
+    def drawn_then_written() -> list[int]:
+        keys = bulk.draw_keys(Item, len(rows))
+        Item.objects.create(study=study, external_id="between", text="t", source="human")
+        stored = bulk_insert(Item, columns, rows, keys=keys[::-1], from_key=(("topic", _topic),))
+        assert stored == keys[::-1]
+        return stored
+
+    pks, by_pk = _between_two_items(study, drawn_then_written)
+    assert [by_pk[pk].external_id for pk in pks] == [row[1] for row in rows]
+    assert [by_pk[pk].topic for pk in pks] == [f"topic of {pk}" for pk in pks]
+    assert Item.objects.get(external_id="between").pk > max(pks)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("extra", [-1, 1], ids=["fewer keys", "more keys"])
+def test_keys_given_must_be_one_per_row(extra):
+    study = StudyFactory()
+    rows = _rows(study.pk)
+    keys = list(range(900_001, 900_001 + len(rows) + extra))
+    with pytest.raises(ValueError, match="keys than rows"), transaction.atomic():
+        bulk_insert(Item, COLUMNS, rows, keys=keys)
+    assert not Item.objects.filter(study=study).exists()
+
+
+@pytest.mark.django_db
+def test_keys_given_are_the_rows_keys_across_statements(monkeypatch):
+    monkeypatch.setattr(bulk, "_batch_rows", lambda n_columns: 5)
+    study = StudyFactory()
+    rows = _rows(study.pk)
+    keys = list(range(900_001, 900_001 + len(rows)))
+    with transaction.atomic():
+        assert bulk_insert(Item, COLUMNS, rows, keys=keys) == keys
+    stored = dict(Item.objects.filter(study=study).values_list("pk", "external_id"))
+    assert stored == {key: row[1] for key, row in zip(keys, rows, strict=True)}
+
+
+@pytest.mark.django_db
+def test_keys_are_drawn_ahead_from_the_sequence_on_postgresql_only():
+    if connection.vendor != "postgresql":
+        with pytest.raises(ValueError, match="PostgreSQL only"):
+            bulk.draw_keys(Item, 3)
+        return
+    keys = bulk.draw_keys(Item, 3)
+    assert keys == list(range(keys[0], keys[0] + 3))
+    assert bulk.draw_keys(Item, 1)[0] > keys[-1]
 
 
 @pytest.mark.django_db(transaction=True)

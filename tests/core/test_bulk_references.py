@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import Counter
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -23,12 +25,13 @@ from apps.core import bulk
 from apps.core.bulk import bulk_insert
 from apps.core.bulk_references import _not_among, references_checked_in_bulk
 from apps.core.errors import Conflict
-from apps.judgments import services as judgments_services
+from apps.judgments.import_rows import RowWriter
 from apps.judgments.models import ScoreResponse
 from apps.judgments.services import study_judgments_import
 from apps.studies.models import Item
 from tests.core.test_bulk import COLUMNS, _rows
 from tests.factories import ItemFactory, StudyFactory
+from tests.judgments.test_import_stream import _read_first
 
 pytestmark = pytest.mark.django_db
 
@@ -224,26 +227,34 @@ def test_foreign_keys_are_the_only_triggers_the_block_turns_off(postgres_only):
         assert cursor.fetchall() == []
 
 
+@pytest.mark.parametrize("streamed", [True, False], ids=["written-while-read", "read-first"])
 def test_an_item_gone_before_the_check_is_a_conflict_that_names_the_change(
-    postgres_only, monkeypatch
+    postgres_only, monkeypatch, streamed
 ):
     """An item deleted between the import's read of it and the check of its rows (here inside
     the import's own transaction, where the deletion skips the triggers too): a 409 saying the
-    study's items changed, naming the column and the key, and nothing stored."""
+    study's items changed, naming the column and the key, and nothing stored. Both when the rows
+    are written as the file is read and when it is read first (a background import)."""
     study = StudyFactory()
     ids = [ItemFactory(study=study, external_id=f"j{k}").external_id for k in range(3)]
     gone = Item.objects.get(study=study, external_id="j0").pk
-    write = judgments_services._write_rows
+    write = RowWriter.write
 
-    def write_then_lose_an_item(*args: Any, **kwargs: Any) -> dict[str, int]:
+    def write_then_lose_an_item(*args: Any, **kwargs: Any) -> Counter[str]:
         created = write(*args, **kwargs)
         with connection.cursor() as cursor:
             cursor.execute("DELETE FROM studies_item WHERE id = %s", [gone])
         return created
 
-    monkeypatch.setattr(judgments_services, "_write_rows", write_then_lose_an_item)
+    monkeypatch.setattr(RowWriter, "write", write_then_lose_an_item)
+    data = _judgments(ids)
+    run = (
+        partial(study_judgments_import, study=study, data=data, filename="j.jsonl")
+        if streamed
+        else partial(_read_first, study, data)
+    )
     with pytest.raises(Conflict) as info:
-        study_judgments_import(study=study, data=_judgments(ids), filename="j.jsonl")
+        run()
     message = str(info.value)
     assert "items or questions changed during the import" in message
     assert f"judgments_scoreresponse.item_id names studies_item.id {gone}" in message

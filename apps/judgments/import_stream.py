@@ -1,0 +1,117 @@
+"""An import's judgments written while its file is still being read (PostgreSQL).
+
+Read-then-write keeps the database idle while the file is read and checked, and Python mostly
+waiting while the database stores the rows: a crowd file of 75,000 grades spent 1.1 s on each,
+one after the other. Here a thread reads and checks the lines while this one writes the rows
+read so far; the database stores a batch (on its own core, this thread waiting on the socket
+without the interpreter's lock) while the next lines are read.
+
+The rows must name their rater and session, which are written last: a session is dated by
+all its rater's lines, and a rater's age band may come on a later line. So their keys are
+drawn from the tables' sequences as the raters appear (`draw_keys`), and the rows name those;
+the foreign keys are checked when the transaction's block ends, as for any bulk import.
+
+Only the common case is written this way, where every rater of the file is new to the study
+and no line has a problem. Otherwise the writing stops, and once the whole file is read the
+caller rolls the rows back and stores the file as before (compared with what is stored,
+every error reported); `Streamed.complete` says which. Everything here runs inside the
+caller's transaction, which it must roll back unless the import completes.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from queue import SimpleQueue
+
+from apps.core.bulk import draw_keys
+from apps.core.errors import LineError
+from apps.core.lines import Record
+from apps.judgments.import_rows import RowWriter
+from apps.judgments.importing import ImportContext, ParsedJudgments, Row, parse_judgments
+from apps.raters.models import Rater, RaterSession
+from apps.studies.models import Study
+
+# Rows written at a time: small enough that little is left to write once the file is read,
+# large enough that each batch's statements are few beside its rows.
+STREAM_ROWS = 5_000
+
+
+@dataclass
+class Streamed:
+    parsed: ParsedJudgments
+    # Every row of `parsed` is written, and no rater of the file was stored before.
+    complete: bool
+    # rater external id -> (rater key, session key), drawn for the raters still to be written
+    people: dict[str, tuple[int, int]] = field(default_factory=dict)
+    created: Counter[str] = field(default_factory=Counter)
+
+
+class _Stopped(Exception):
+    """The writing failed: the reading stops too."""
+
+
+def written_while_read(
+    study: Study, records: Iterable[Record | LineError], context: ImportContext
+) -> Streamed:
+    """Read and check `records` in a thread while writing their rows here (see the module)."""
+    stored = set(Rater.objects.filter(study=study).values_list("external_id", flat=True))
+    writer = RowWriter(study)
+    read: SimpleQueue[ParsedJudgments | None] = SimpleQueue()
+    stop = threading.Event()
+
+    def each_batch(parsed: ParsedJudgments) -> None:
+        if stop.is_set():
+            raise _Stopped
+        read.put(parsed)
+
+    with ThreadPoolExecutor(1, thread_name_prefix="import-read") as pool:
+        reading = pool.submit(parse_judgments, records, context, each_batch=each_batch)
+        reading.add_done_callback(lambda _: read.put(None))
+        try:
+            streamed = _write_as_read(read, stored, writer)
+        except BaseException:
+            stop.set()
+            raise
+        parsed = reading.result()
+    streamed.parsed = parsed
+    if streamed.complete and (parsed.errors or not parsed.rows):
+        streamed.complete = False
+    return streamed
+
+
+def _write_as_read(
+    read: SimpleQueue[ParsedJudgments | None], stored: set[str], writer: RowWriter
+) -> Streamed:
+    streamed = Streamed(ParsedJudgments(), complete=True)
+    checked = written = 0
+    last: ParsedJudgments | None = None
+    while (parsed := read.get()) is not None:
+        last = parsed
+        if not streamed.complete:
+            continue  # read to the end: the caller stores the file as before
+        rows = parsed.rows
+        end = len(rows)  # the reading thread goes on appending
+        if parsed.errors or any(row.header.rater in stored for row in rows[checked:end]):
+            streamed.complete = False
+            continue
+        checked = end
+        if checked - written >= STREAM_ROWS:
+            written = _write(rows[written:checked], writer, streamed, written)
+    if streamed.complete and last is not None and written < checked:
+        _write(last.rows[written:checked], writer, streamed, written)
+    return streamed
+
+
+def _write(rows: list[Row], writer: RowWriter, streamed: Streamed, written: int) -> int:
+    """Write `rows`, drawing the keys of the raters they name first; the rows written so far."""
+    people = streamed.people
+    new = list(dict.fromkeys(row.header.rater for row in rows if row.header.rater not in people))
+    if new:
+        raters, sessions = draw_keys(Rater, len(new)), draw_keys(RaterSession, len(new))
+        people.update(zip(new, zip(raters, sessions, strict=True), strict=True))
+    streamed.created.update(writer.write(rows, people))
+    return written + len(rows)
