@@ -83,30 +83,32 @@ def _context(study: Study) -> ImportContext:
 def _imported_raters(
     rows: list[Row], raters: dict[str, tuple[str | None, str | None]]
 ) -> list[ImportedRater]:
+    """Each rater of the file with their first line and the bounds of their dated lines (the
+    import's own time when none is dated). One pass, each rater's bounds kept as a pair: a
+    crowd file names as many raters as lines."""
     now = timezone.now()
     first_line: dict[str, int] = {}
-    starts: dict[str, list[datetime]] = defaultdict(list)
-    lasts: dict[str, list[datetime]] = defaultdict(list)
+    bounds: dict[str, tuple[datetime, datetime]] = {}
     for row in rows:
         header = row.header
-        first_line.setdefault(header.rater, header.line)
-        if header.submitted_at is not None:
-            lasts[header.rater].append(header.submitted_at)
-            offset = timedelta(seconds=header.seconds_into_session or 0.0)
-            starts[header.rater].append(header.submitted_at - offset)
+        rater = header.rater
+        if rater not in first_line:
+            first_line[rater] = header.line
+        submitted = header.submitted_at
+        if submitted is not None:
+            start = submitted - timedelta(seconds=header.seconds_into_session or 0.0)
+            known = bounds.get(rater)
+            bounds[rater] = (
+                (start, submitted)
+                if known is None
+                else (min(known[0], start), max(known[1], submitted))
+            )
+    undated = (now, now)
     result = []
     for external_id, (background, age_band) in raters.items():
-        started = min(starts[external_id], default=now)
-        last = max(lasts[external_id], default=started)
+        started, last = bounds.get(external_id, undated)
         result.append(
-            ImportedRater(
-                external_id,
-                background,
-                age_band,
-                first_line[external_id],
-                started,
-                max(last, started),
-            )
+            ImportedRater(external_id, background, age_band, first_line[external_id], started, last)
         )
     return result
 

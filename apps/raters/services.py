@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q
@@ -21,8 +22,9 @@ from apps.studies.languages import normalise
 from apps.studies.models import Study
 
 
-@dataclass(frozen=True)
-class ImportedRater:
+class ImportedRater(NamedTuple):
+    # A tuple, not a frozen dataclass: a crowd file makes one per line, and a frozen
+    # dataclass sets each field through object.__setattr__.
     external_id: str
     background: str | None  # None: unknown
     age_band: str | None
@@ -103,6 +105,8 @@ def raters_ensure_imported(
     existing = {ext: row[0] for ext, row in stored.items()}
     missing = [spec for spec in raters if spec.external_id not in existing]
     now = timezone.now()
+    # Read once: a model's pk is a property, and a choice a class attribute, per rater.
+    study_id, imported, undisclosed = study.pk, Rater.Origin.IMPORTED, AgeBand.UNDISCLOSED
     new_pks = bulk_insert(
         Rater,
         (
@@ -121,13 +125,13 @@ def raters_ensure_imported(
         ),
         (
             (
-                study.pk,
+                study_id,
                 spec.external_id,
                 None if spec.background is None else groups[spec.background],
-                spec.age_band or AgeBand.UNDISCLOSED,
+                spec.age_band or undisclosed,
                 "",
                 [],
-                Rater.Origin.IMPORTED,
+                imported,
                 "",
                 "",
                 False,
@@ -139,28 +143,35 @@ def raters_ensure_imported(
         returning=True,
         keys=None if drawn is None else [drawn[spec.external_id][0] for spec in missing],
     )
+    # Only raters stored before can have a session: a first import of a file reads none.
+    wanted = {existing[spec.external_id] for spec in raters if spec.external_id in existing}
+    sessions = (
+        {
+            rater_id: pk
+            for rater_id, pk in RaterSession.objects.filter(rater__study=study).values_list(
+                "rater_id", "pk"
+            )
+            if rater_id in wanted
+        }
+        if wanted
+        else {}
+    )
     for spec, pk in zip(missing, new_pks, strict=True):
         existing[spec.external_id] = pk
-    wanted = {existing[spec.external_id] for spec in raters}
-    sessions = {
-        rater_id: pk
-        for rater_id, pk in RaterSession.objects.filter(rater__study=study).values_list(
-            "rater_id", "pk"
-        )
-        if rater_id in wanted
-    }
     session_length = timedelta(minutes=study.session_minutes)
     unsessioned = [spec for spec in raters if existing[spec.external_id] not in sessions]
-    new_sessions: list[tuple[int, datetime, datetime, datetime, str]] = [
-        (
-            existing[spec.external_id],
-            spec.started_at,
-            max(spec.started_at + session_length, spec.last_at + timedelta(seconds=1)),
-            spec.last_at,
-            RaterSession.EndReason.IMPORTED,
-        )
-        for spec in unsessioned
-    ]
+    # Raters share a few bounds (all undated raters the import's own time): each pair's
+    # deadline is worked out once.
+    deadlines: dict[tuple[datetime, datetime], datetime] = {}
+    second = timedelta(seconds=1)
+    ended = RaterSession.EndReason.IMPORTED
+    new_sessions: list[tuple[int, datetime, datetime, datetime, str]] = []
+    for spec in unsessioned:
+        started, last = spec.started_at, spec.last_at
+        deadline = deadlines.get((started, last))
+        if deadline is None:
+            deadline = deadlines[(started, last)] = max(started + session_length, last + second)
+        new_sessions.append((existing[spec.external_id], started, deadline, last, ended))
     session_pks = bulk_insert(
         RaterSession,
         ("rater_id", "started_at", "deadline", "ended_at", "end_reason"),
