@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.db import connection
 
 from apps.analysis.models import CompactJSONEncoder, StudyResult
 from tests.factories import StudyFactory
@@ -32,3 +33,41 @@ def test_a_stored_document_reads_back_as_it_was():
         duration_seconds=0.1,
     )
     assert StudyResult.objects.get(study=study).payload == DOCUMENT
+
+
+@pytest.mark.django_db
+def test_a_large_document_is_compressed_with_lz4_where_the_server_has_it(postgres_only):
+    """The payload column is compressed with LZ4 (faster to store and read than pglz) when the
+    server is built with it; a large document, compressed on its way to TOAST, reads back
+    whole."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT 'lz4' = ANY(enumvals) FROM pg_settings WHERE name = 'default_toast_compression'"
+        )
+        (has_lz4,) = cursor.fetchone()
+        cursor.execute(
+            "SELECT attcompression FROM pg_attribute "
+            "WHERE attrelid = 'analysis_studyresult'::regclass AND attname = 'payload'"
+        )
+        (method,) = cursor.fetchone()
+    assert method == ("l" if has_lz4 else "")
+    study = StudyFactory()
+    large = {"items": [{"item": f"t{k}", "value": k / 7, "ci": [k, k + 1]} for k in range(20_000)]}
+    StudyResult.objects.create(
+        study=study,
+        payload=large,
+        input_hash="0" * 64,
+        seed=1,
+        rounds=10,
+        computed_at="2026-12-06T19:00:00Z",
+        duration_seconds=0.1,
+    )
+    assert StudyResult.objects.get(study=study).payload == large
+    if has_lz4:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_column_compression(payload) FROM analysis_studyresult "
+                "WHERE study_id = %s",
+                [study.pk],
+            )
+            assert cursor.fetchone()[0] == "lz4"
