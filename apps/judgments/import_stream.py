@@ -27,6 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from queue import SimpleQueue
 
+from django.db import connections
+
 from apps.core.bulk import draw_keys
 from apps.core.errors import LineError
 from apps.core.lines import Record
@@ -68,8 +70,16 @@ def written_while_read(
             raise _Stopped
         read.put(parsed)
 
+    def read_all() -> ParsedJudgments:
+        try:
+            return parse_judgments(records, context, each_batch=each_batch)
+        finally:
+            # Checking a line reads nothing from the database; should it ever, the thread's
+            # own connection must not outlive it.
+            connections.close_all()
+
     with ThreadPoolExecutor(1, thread_name_prefix="import-read") as pool:
-        reading = pool.submit(parse_judgments, records, context, each_batch=each_batch)
+        reading = pool.submit(read_all)
         reading.add_done_callback(lambda _: read.put(None))
         try:
             streamed = _write_as_read(read, stored, writer)
