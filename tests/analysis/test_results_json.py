@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -20,19 +21,22 @@ def test_the_text_has_no_spaces_after_separators():
     assert json.loads(text) == DOCUMENT
 
 
-@pytest.mark.django_db
-def test_a_stored_document_reads_back_as_it_was():
-    study = StudyFactory()
-    StudyResult.objects.create(
-        study=study,
-        payload=DOCUMENT,
+def _stored(payload: dict[str, Any]) -> StudyResult:
+    return StudyResult.objects.create(
+        study=StudyFactory(),
+        payload=payload,
         input_hash="0" * 64,
         seed=1,
         rounds=10,
         computed_at="2026-12-06T19:00:00Z",
         duration_seconds=0.1,
     )
-    assert StudyResult.objects.get(study=study).payload == DOCUMENT
+
+
+@pytest.mark.django_db
+def test_a_stored_document_reads_back_as_it_was():
+    stored = _stored(DOCUMENT)
+    assert StudyResult.objects.get(pk=stored.pk).payload == DOCUMENT
 
 
 @pytest.mark.django_db
@@ -51,23 +55,13 @@ def test_a_large_document_is_compressed_with_lz4_where_the_server_has_it(postgre
         )
         (method,) = cursor.fetchone()
     assert method == ("l" if has_lz4 else "")
-    study = StudyFactory()
     large = {"items": [{"item": f"t{k}", "value": k / 7, "ci": [k, k + 1]} for k in range(20_000)]}
-    StudyResult.objects.create(
-        study=study,
-        payload=large,
-        input_hash="0" * 64,
-        seed=1,
-        rounds=10,
-        computed_at="2026-12-06T19:00:00Z",
-        duration_seconds=0.1,
-    )
-    assert StudyResult.objects.get(study=study).payload == large
+    stored = _stored(large)
+    assert StudyResult.objects.get(pk=stored.pk).payload == large
     if has_lz4:
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT pg_column_compression(payload) FROM analysis_studyresult "
-                "WHERE study_id = %s",
-                [study.pk],
+                "SELECT pg_column_compression(payload) FROM analysis_studyresult WHERE id = %s",
+                [stored.pk],
             )
             assert cursor.fetchone()[0] == "lz4"

@@ -202,35 +202,43 @@ def test_the_streamed_import_stores_what_reading_the_file_first_stores():
     assert raters == [(f"r{r:02d}",) for r in range(23)]
 
 
+class _HeldHalfway:
+    """The file's records, the reading held after half of them until `event` is set (at most
+    30 s); `read` counts the records read so far. Put in place of the import's reader."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, n_lines: int) -> None:
+        self.event = threading.Event()
+        self.read = 0
+        self.half = n_lines // 2
+        monkeypatch.setattr("apps.judgments.services.read_records", self.records)
+
+    def records(self, data: bytes, **kwargs: Any) -> Iterator[Any]:
+        for record in read_records(data, **kwargs):
+            if self.read == self.half:
+                assert self.event.wait(timeout=30)
+            self.read += 1
+            yield record
+
+
 def test_the_rows_are_written_before_the_file_is_read_to_its_end(monkeypatch):
     """The point of it: the reading waits halfway through the file until some rows are written
     (a reading that waited for all rows to be written would time out here)."""
     study = _study()
     lines = _lines(range(23))
-    written = threading.Event()
-    read = [0]
-
-    def halting(data: bytes, **kwargs: Any) -> Iterator[Any]:
-        for record in read_records(data, **kwargs):
-            if read[0] == len(lines) // 2:
-                assert written.wait(timeout=30)
-            read[0] += 1
-            yield record
-
+    held = _HeldHalfway(monkeypatch, len(lines))
     seen: list[int] = []
     write = RowWriter.write
 
     def noting(self: RowWriter, rows: Any, people: Any) -> Any:
-        seen.append(read[0])
+        seen.append(held.read)
         created = write(self, rows, people)
-        written.set()
+        held.event.set()
         return created
 
-    monkeypatch.setattr("apps.judgments.services.read_records", halting)
     monkeypatch.setattr(RowWriter, "write", noting)
     summary = study_judgments_import(study=study, data=_data(lines), filename="j.jsonl")
     assert summary.total_created == len(lines)
-    assert seen[0] <= len(lines) // 2
+    assert seen[0] <= held.half
     assert len(seen) >= 2
 
 
@@ -285,16 +293,7 @@ def test_a_write_that_fails_stops_the_reading_and_stores_nothing(monkeypatch):
     next batch rather than reading on, and nothing stored."""
     study = _study()
     lines = _lines(range(23))
-    tried = threading.Event()
-    read = [0]
-
-    def halting(data: bytes, **kwargs: Any) -> Iterator[Any]:
-        for record in read_records(data, **kwargs):
-            if read[0] == len(lines) // 2:
-                assert tried.wait(timeout=30)
-            read[0] += 1
-            yield record
-
+    held = _HeldHalfway(monkeypatch, len(lines))
     write = RowWriter.write
 
     def losing(self: RowWriter, rows: Any, people: Any) -> Any:
@@ -302,12 +301,11 @@ def test_a_write_that_fails_stops_the_reading_and_stores_nothing(monkeypatch):
         try:
             return write(self, rows, people)
         finally:
-            tried.set()
+            held.event.set()
 
     monkeypatch.setattr(RowWriter, "write", losing)
-    monkeypatch.setattr("apps.judgments.services.read_records", halting)
     with pytest.raises(Conflict, match="items or questions changed during the import"):
         study_judgments_import(study=study, data=_data(lines), filename="j.jsonl")
-    assert read[0] < len(lines)
+    assert held.read < len(lines)
     assert not ScoreResponse.objects.filter(study=study).exists()
     assert not Rater.objects.filter(study=study).exists()
