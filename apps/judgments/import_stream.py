@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from queue import SimpleQueue
 
 from django.db import connections
@@ -33,8 +34,15 @@ from apps.core.bulk import draw_keys
 from apps.core.errors import LineError
 from apps.core.lines import Record
 from apps.judgments.import_rows import RowWriter
-from apps.judgments.importing import ImportContext, ParsedJudgments, Row, parse_judgments
+from apps.judgments.importing import (
+    ImportContext,
+    ParsedJudgments,
+    Row,
+    parse_judgments,
+    widen_bounds,
+)
 from apps.raters.models import Rater, RaterSession
+from apps.raters.services import ImportedRater, raters_write_imported
 from apps.studies.models import Study
 
 # Rows written at a time: small enough that little is left to write once the file is read,
@@ -47,9 +55,19 @@ class Streamed:
     parsed: ParsedJudgments
     # Every row of `parsed` is written, and no rater of the file was stored before.
     complete: bool
-    # rater external id -> (rater key, session key), drawn for the raters still to be written
+    # The import's own time: the bounds of a rater none of whose lines is dated.
+    now: datetime
+    # rater external id -> (rater key, session key)
     people: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # rater external id -> the rater as written (their lines read so far)
+    written: dict[str, ImportedRater] = field(default_factory=dict)
+    # rater external id -> (earliest start, latest line) of their dated lines written so far
+    bounds: dict[str, tuple[datetime, datetime]] = field(default_factory=dict)
     created: Counter[str] = field(default_factory=Counter)
+
+    def changed(self, raters: Iterable[ImportedRater]) -> list[ImportedRater]:
+        """Of the raters as the whole file gives them, those written otherwise."""
+        return [spec for spec in raters if spec != self.written[spec.external_id]]
 
 
 class _Stopped(Exception):
@@ -62,6 +80,7 @@ def written_while_read(
     """Read and check `records` in a thread while writing their rows here (see the module)."""
     stored = set(Rater.objects.filter(study=study).values_list("external_id", flat=True))
     writer = RowWriter(study)
+    streamed = Streamed(ParsedJudgments(), complete=True, now=writer.now)
     read: SimpleQueue[ParsedJudgments | None] = SimpleQueue()
     stop = threading.Event()
 
@@ -82,7 +101,7 @@ def written_while_read(
         reading = pool.submit(read_all)
         reading.add_done_callback(lambda _: read.put(None))
         try:
-            streamed = _write_as_read(read, stored, writer)
+            _write_as_read(read, stored, writer, study, streamed)
         except BaseException:
             stop.set()
             raise
@@ -94,9 +113,12 @@ def written_while_read(
 
 
 def _write_as_read(
-    read: SimpleQueue[ParsedJudgments | None], stored: set[str], writer: RowWriter
-) -> Streamed:
-    streamed = Streamed(ParsedJudgments(), complete=True)
+    read: SimpleQueue[ParsedJudgments | None],
+    stored: set[str],
+    writer: RowWriter,
+    study: Study,
+    streamed: Streamed,
+) -> None:
     checked = written = 0
     last: ParsedJudgments | None = None
     while (parsed := read.get()) is not None:
@@ -110,18 +132,41 @@ def _write_as_read(
             continue
         checked = end
         if checked - written >= STREAM_ROWS:
-            written = _write(rows[written:checked], writer, streamed, written)
+            written = _write(rows[written:checked], parsed, writer, study, streamed, written)
     if streamed.complete and last is not None and written < checked:
-        _write(last.rows[written:checked], writer, streamed, written)
-    return streamed
+        _write(last.rows[written:checked], last, writer, study, streamed, written)
 
 
-def _write(rows: list[Row], writer: RowWriter, streamed: Streamed, written: int) -> int:
-    """Write `rows`, drawing the keys of the raters they name first; the rows written so far."""
-    people = streamed.people
-    new = list(dict.fromkeys(row.header.rater for row in rows if row.header.rater not in people))
-    if new:
-        raters, sessions = draw_keys(Rater, len(new)), draw_keys(RaterSession, len(new))
-        people.update(zip(new, zip(raters, sessions, strict=True), strict=True))
+def _write(
+    rows: list[Row],
+    parsed: ParsedJudgments,
+    writer: RowWriter,
+    study: Study,
+    streamed: Streamed,
+    written: int,
+) -> int:
+    """Write `rows`, and first the raters they name for the first time, with their sessions
+    (dated by their lines read so far); the rows written so far."""
+    people, bounds = streamed.people, streamed.bounds
+    first: dict[str, int] = {}
+    for row in rows:
+        header = row.header
+        rater = header.rater
+        if rater not in people and rater not in first:
+            first[rater] = header.line
+        if header.submitted_at is not None:
+            widen_bounds(bounds, header)
+    if first:
+        undated = (streamed.now, streamed.now)
+        new = []
+        for rater, line in first.items():
+            background, age_band = parsed.raters[rater]
+            started, last = bounds.get(rater, undated)
+            new.append(ImportedRater(rater, background, age_band, line, started, last))
+        keys = list(zip(draw_keys(Rater, len(new)), draw_keys(RaterSession, len(new)), strict=True))
+        raters_write_imported(study=study, raters=new, keys=keys)
+        for spec, pair in zip(new, keys, strict=True):
+            people[spec.external_id] = pair
+            streamed.written[spec.external_id] = spec
     streamed.created.update(writer.write(rows, people))
     return written + len(rows)

@@ -11,7 +11,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.utils import translation
@@ -107,6 +107,19 @@ class Header:
     active_seconds: float | None
     submitted_at: datetime | None
     meta: dict[str, Any] | None = None
+
+
+def widen_bounds(bounds: dict[str, tuple[datetime, datetime]], header: Header) -> None:
+    """Widen the header's rater's (earliest start, latest line) in `bounds` by a dated line:
+    its start is its time less its seconds into the session. An undated line changes nothing."""
+    submitted = header.submitted_at
+    if submitted is None:
+        return
+    start = submitted - timedelta(seconds=header.seconds_into_session or 0.0)
+    known = bounds.get(header.rater)
+    bounds[header.rater] = (
+        (start, submitted) if known is None else (min(known[0], start), max(known[1], submitted))
+    )
 
 
 @dataclass(frozen=True, slots=True)

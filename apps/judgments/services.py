@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -37,6 +37,7 @@ from apps.judgments.importing import (
     ScoreRow,
     parse_judgments,
     rater_id_warnings,
+    widen_bounds,
 )
 from apps.judgments.models import (
     NotUnderstood,
@@ -46,7 +47,12 @@ from apps.judgments.models import (
     TuringJudgment,
 )
 from apps.raters.models import BackgroundGroup, Rater
-from apps.raters.services import ImportedRater, raters_check_imported, raters_ensure_imported
+from apps.raters.services import (
+    ImportedRater,
+    raters_check_imported,
+    raters_ensure_imported,
+    raters_mend_imported,
+)
 from apps.studies.models import Item, Study
 from apps.studies.selectors import study_questions
 
@@ -81,12 +87,15 @@ def _context(study: Study) -> ImportContext:
 
 
 def _imported_raters(
-    rows: list[Row], raters: dict[str, tuple[str | None, str | None]]
+    rows: list[Row],
+    raters: dict[str, tuple[str | None, str | None]],
+    *,
+    now: datetime | None = None,
 ) -> list[ImportedRater]:
     """Each rater of the file with their first line and the bounds of their dated lines (the
     import's own time when none is dated). One pass, each rater's bounds kept as a pair: a
     crowd file names as many raters as lines."""
-    now = timezone.now()
+    now = now or timezone.now()
     first_line: dict[str, int] = {}
     bounds: dict[str, tuple[datetime, datetime]] = {}
     for row in rows:
@@ -94,15 +103,8 @@ def _imported_raters(
         rater = header.rater
         if rater not in first_line:
             first_line[rater] = header.line
-        submitted = header.submitted_at
-        if submitted is not None:
-            start = submitted - timedelta(seconds=header.seconds_into_session or 0.0)
-            known = bounds.get(rater)
-            bounds[rater] = (
-                (start, submitted)
-                if known is None
-                else (min(known[0], start), max(known[1], submitted))
-            )
+        if header.submitted_at is not None:
+            widen_bounds(bounds, header)
     undated = (now, now)
     result = []
     for external_id, (background, age_band) in raters.items():
@@ -219,11 +221,10 @@ def _judgments_streamed(
             if not streamed.complete:
                 raise _NotStreamed(streamed.parsed)  # rolls back what was written
             parsed = streamed.parsed
-            raters_ensure_imported(
-                study=study,
-                raters=_imported_raters(parsed.rows, parsed.raters),
-                drawn=streamed.people,
-            )
+            # The raters and sessions were written as their lines were read so far; a later
+            # line may have given an age band, or moved a session's bounds.
+            final = _imported_raters(parsed.rows, parsed.raters, now=streamed.now)
+            raters_mend_imported(study=study, raters=streamed.changed(final), keys=streamed.people)
     except _NotStreamed as not_streamed:
         return _judgments_store(study, not_streamed.parsed)
     return _stored(study, parsed, len(parsed.rows), dict(streamed.created), raters_before)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import NamedTuple
@@ -87,27 +87,99 @@ def raters_check_imported(*, study: Study, raters: list[ImportedRater]) -> list[
 
 @transaction.atomic
 def raters_ensure_imported(
-    *,
-    study: Study,
-    raters: list[ImportedRater],
-    drawn: Mapping[str, tuple[int, int]] | None = None,
+    *, study: Study, raters: list[ImportedRater]
 ) -> dict[str, tuple[int, int]]:
     """(rater pk, session pk) for each imported rater, creating those that are missing.
 
     Imported raters consented elsewhere; each gets one closed session dated by their lines.
     A background of None is unknown (the rater belongs to no group of the study). Call
-    raters_check_imported first: this does not re-check backgrounds. `drawn` gives the keys
-    (`draw_keys`) of raters that are new, and of their sessions, when their judgments were
-    written first (PostgreSQL: see apps/judgments/import_stream.py).
+    raters_check_imported first: this does not re-check backgrounds.
     """
-    groups = dict(BackgroundGroup.objects.filter(study=study).values_list("code", "pk"))
     stored = _stored_raters(study)
     existing = {ext: row[0] for ext, row in stored.items()}
     missing = [spec for spec in raters if spec.external_id not in existing]
+    new_pks = _insert_raters(study, missing)
+    # Only raters stored before can have a session: a first import of a file reads none.
+    wanted = {existing[spec.external_id] for spec in raters if spec.external_id in existing}
+    sessions = (
+        {
+            rater_id: pk
+            for rater_id, pk in RaterSession.objects.filter(rater__study=study).values_list(
+                "rater_id", "pk"
+            )
+            if rater_id in wanted
+        }
+        if wanted
+        else {}
+    )
+    for spec, pk in zip(missing, new_pks, strict=True):
+        existing[spec.external_id] = pk
+    unsessioned = [
+        (existing[spec.external_id], spec)
+        for spec in raters
+        if existing[spec.external_id] not in sessions
+    ]
+    for (rater_id, _), pk in zip(unsessioned, _insert_sessions(study, unsessioned), strict=True):
+        sessions[rater_id] = pk
+    return {
+        spec.external_id: (existing[spec.external_id], sessions[existing[spec.external_id]])
+        for spec in raters
+    }
+
+
+def raters_write_imported(
+    *, study: Study, raters: Sequence[ImportedRater], keys: Sequence[tuple[int, int]]
+) -> None:
+    """New imported raters and their sessions, under keys drawn ahead (`draw_keys`): (rater
+    key, session key) for each. For an import that writes its judgments while its file is read
+    (apps/judgments/import_stream.py): each rater is written as read so far, and
+    `raters_mend_imported` brings them up to date once the whole file is read."""
+    _insert_raters(study, raters, [rater for rater, _ in keys])
+    _insert_sessions(
+        study,
+        [(rater, spec) for (rater, _), spec in zip(keys, raters, strict=True)],
+        [session for _, session in keys],
+    )
+
+
+def raters_mend_imported(
+    *, study: Study, raters: Sequence[ImportedRater], keys: Mapping[str, tuple[int, int]]
+) -> None:
+    """Give raters written by `raters_write_imported` the age band, and their sessions the
+    bounds, that the file's later lines gave them: `raters` as they are now, `keys` their
+    (rater key, session key). Only those that changed should be given."""
+    by_band: dict[str, list[int]] = {}
+    for spec in raters:
+        by_band.setdefault(spec.age_band or AgeBand.UNDISCLOSED, []).append(
+            keys[spec.external_id][0]
+        )
+    for band, pks in by_band.items():
+        Rater.objects.filter(study=study, pk__in=pks).update(age_band=band)
+    deadline = _deadlines(study)
+    for offset in range(0, len(raters), 5_000):
+        chunk = raters[offset : offset + 5_000]
+        RaterSession.objects.bulk_update(
+            [
+                RaterSession(
+                    pk=keys[spec.external_id][1],
+                    started_at=spec.started_at,
+                    deadline=deadline(spec.started_at, spec.last_at),
+                    ended_at=spec.last_at,
+                )
+                for spec in chunk
+            ],
+            ["started_at", "deadline", "ended_at"],
+        )
+
+
+def _insert_raters(
+    study: Study, raters: Sequence[ImportedRater], keys: Sequence[int] | None = None
+) -> list[int]:
+    groups = dict(BackgroundGroup.objects.filter(study=study).values_list("code", "pk"))
     now = timezone.now()
     # Read once: a model's pk is a property, and a choice a class attribute, per rater.
     study_id, imported, undisclosed = study.pk, Rater.Origin.IMPORTED, AgeBand.UNDISCLOSED
-    new_pks = bulk_insert(
+    return bulk_insert(
         Rater,
         (
             "study_id",
@@ -138,53 +210,48 @@ def raters_ensure_imported(
                 now,
                 now,
             )
-            for spec in missing
+            for spec in raters
         ),
         returning=True,
-        keys=None if drawn is None else [drawn[spec.external_id][0] for spec in missing],
+        keys=keys,
     )
-    # Only raters stored before can have a session: a first import of a file reads none.
-    wanted = {existing[spec.external_id] for spec in raters if spec.external_id in existing}
-    sessions = (
-        {
-            rater_id: pk
-            for rater_id, pk in RaterSession.objects.filter(rater__study=study).values_list(
-                "rater_id", "pk"
-            )
-            if rater_id in wanted
-        }
-        if wanted
-        else {}
-    )
-    for spec, pk in zip(missing, new_pks, strict=True):
-        existing[spec.external_id] = pk
+
+
+def _deadlines(study: Study) -> Callable[[datetime, datetime], datetime]:
+    """An imported session's deadline from its bounds: one session length after its start, and
+    after its last line. Raters share a few bounds (every undated rater the import's own time):
+    each pair's deadline is worked out once."""
     session_length = timedelta(minutes=study.session_minutes)
-    unsessioned = [spec for spec in raters if existing[spec.external_id] not in sessions]
-    # Raters share a few bounds (all undated raters the import's own time): each pair's
-    # deadline is worked out once.
-    deadlines: dict[tuple[datetime, datetime], datetime] = {}
     second = timedelta(seconds=1)
+    known: dict[tuple[datetime, datetime], datetime] = {}
+
+    def deadline(started: datetime, last: datetime) -> datetime:
+        found = known.get((started, last))
+        if found is None:
+            found = known[(started, last)] = max(started + session_length, last + second)
+        return found
+
+    return deadline
+
+
+def _insert_sessions(
+    study: Study,
+    raters: Sequence[tuple[int, ImportedRater]],
+    keys: Sequence[int] | None = None,
+) -> list[int]:
+    """One closed session for each (rater pk, rater), dated by the rater's lines."""
+    deadline = _deadlines(study)
     ended = RaterSession.EndReason.IMPORTED
-    new_sessions: list[tuple[int, datetime, datetime, datetime, str]] = []
-    for spec in unsessioned:
-        started, last = spec.started_at, spec.last_at
-        deadline = deadlines.get((started, last))
-        if deadline is None:
-            deadline = deadlines[(started, last)] = max(started + session_length, last + second)
-        new_sessions.append((existing[spec.external_id], started, deadline, last, ended))
-    session_pks = bulk_insert(
+    return bulk_insert(
         RaterSession,
         ("rater_id", "started_at", "deadline", "ended_at", "end_reason"),
-        new_sessions,
+        (
+            (rater, spec.started_at, deadline(spec.started_at, spec.last_at), spec.last_at, ended)
+            for rater, spec in raters
+        ),
         returning=True,
-        keys=None if drawn is None else [drawn[spec.external_id][1] for spec in unsessioned],
+        keys=keys,
     )
-    for row, pk in zip(new_sessions, session_pks, strict=True):
-        sessions[row[0]] = pk
-    return {
-        spec.external_id: (existing[spec.external_id], sessions[existing[spec.external_id]])
-        for spec in raters
-    }
 
 
 class StudyFull(DomainError):

@@ -17,7 +17,7 @@ import pytest
 
 from apps.core.errors import Conflict, ImportRejected
 from apps.core.lines import read_records
-from apps.judgments import import_stream
+from apps.judgments import import_stream, services
 from apps.judgments.import_rows import RowWriter
 from apps.judgments.importing import JUDGMENT_JSON_COLUMNS
 from apps.judgments.models import (
@@ -69,7 +69,7 @@ def _lines(raters: range) -> list[dict[str, Any]]:
             if r % 3 == 0:
                 line["submitted_at"] = f"2026-11-20T10:{k:02d}:{r % 60:02d}+00:00"
                 line["seconds_into_session"] = 30.0 * k
-            if r % 4 == 1 and k == 2:
+            if r % 4 == 1 and k == 5:
                 line["age_band"] = "25-34"
             if r % 5 == 2:
                 line["meta"] = {"batch": f"b{k}", "row": r}
@@ -185,10 +185,32 @@ def _timed(study: Study) -> list[tuple[object, ...]]:
     )
 
 
-def test_the_streamed_import_stores_what_reading_the_file_first_stores():
+def test_the_streamed_import_stores_what_reading_the_file_first_stores(monkeypatch):
+    """Raters are written with the lines read so far: those whose age band comes on a later line,
+    and those whose dated lines span several batches, are mended once the file is read."""
     data = _data(_lines(range(23)))
     streamed, read_first = _study(), _study()
+    mend = services.raters_mend_imported
+    mended: list[str] = []
+
+    def noting(**kwargs: Any) -> None:
+        mended.extend(spec.external_id for spec in kwargs["raters"])
+        mend(**kwargs)
+
+    monkeypatch.setattr(services, "raters_mend_imported", noting)
+    held = _HeldHalfway(monkeypatch, data.count(b"\n") + 1)
+    write = RowWriter.write
+
+    def releasing(self: RowWriter, rows: Any, people: Any) -> Any:
+        created = write(self, rows, people)
+        held.event.set()
+        return created
+
+    monkeypatch.setattr(RowWriter, "write", releasing)
     summary = study_judgments_import(study=streamed, data=data, filename="j.jsonl")
+    later_band = {f"r{r:02d}" for r in range(23) if r % 4 == 1}
+    dated = {f"r{r:02d}" for r in range(23) if r % 3 == 0}
+    assert set(mended) == later_band | dated
     before = _read_first(read_first, data)
     assert summary == before
     assert summary.created == {"score": 138, "pair": 23, "turing": 23}
