@@ -6,10 +6,12 @@ one after the other. Here a thread reads and checks the lines while this one wri
 read so far; the database stores a batch (on its own core, this thread waiting on the socket
 without the interpreter's lock) while the next lines are read.
 
-The rows must name their rater and session, which are written last: a session is dated by
-all its rater's lines, and a rater's age band may come on a later line. So their keys are
-drawn from the tables' sequences as the raters appear (`draw_keys`), and the rows name those;
-the foreign keys are checked when the transaction's block ends, as for any bulk import.
+A rater, and their session, is written with the first batch that names them, as the lines
+read so far give them; their keys are drawn from the tables' sequences (`draw_keys`) so the
+rows can name them. A session is dated by all its rater's lines, and a rater's age band may
+come on a later line: once the file is read, the caller mends those a later line changed
+(`Streamed.changed`, `raters_mend_imported`). The foreign keys are checked when the
+transaction's block ends, as for any bulk import.
 
 Only the common case is written this way, where every rater of the file is new to the study
 and no line has a problem. Otherwise the writing stops, and once the whole file is read the
