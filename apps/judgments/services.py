@@ -224,7 +224,12 @@ def _judgments_streamed(
             # The raters and sessions were written as their lines were read so far; a later
             # line may have given an age band, or moved a session's bounds.
             final = _imported_raters(parsed.rows, parsed.raters, now=streamed.now)
-            raters_mend_imported(study=study, raters=streamed.changed(final), keys=streamed.people)
+            raters_mend_imported(
+                study=study,
+                written=streamed.written,
+                raters=streamed.changed(final),
+                keys=streamed.people,
+            )
     except _NotStreamed as not_streamed:
         return _judgments_store(study, not_streamed.parsed)
     return _stored(study, parsed, len(parsed.rows), dict(streamed.created), raters_before)

@@ -143,21 +143,29 @@ def raters_write_imported(
 
 
 def raters_mend_imported(
-    *, study: Study, raters: Sequence[ImportedRater], keys: Mapping[str, tuple[int, int]]
+    *,
+    study: Study,
+    written: Mapping[str, ImportedRater],
+    raters: Sequence[ImportedRater],
+    keys: Mapping[str, tuple[int, int]],
 ) -> None:
-    """Give raters written by `raters_write_imported` the age band, and their sessions the
-    bounds, that the file's later lines gave them: `raters` as they are now, `keys` their
-    (rater key, session key). Only those that changed should be given."""
+    """Raters written by `raters_write_imported` as `written` gave them, mended to `raters`,
+    as the whole file gives them: the age band a later line gave, and the session's bounds a
+    later dated line moved. `keys`: their (rater key, session key)."""
     by_band: dict[str, list[int]] = {}
+    moved: list[ImportedRater] = []
     for spec in raters:
-        by_band.setdefault(spec.age_band or AgeBand.UNDISCLOSED, []).append(
-            keys[spec.external_id][0]
-        )
+        before = written[spec.external_id]
+        if spec.age_band != before.age_band:
+            by_band.setdefault(spec.age_band or AgeBand.UNDISCLOSED, []).append(
+                keys[spec.external_id][0]
+            )
+        if (spec.started_at, spec.last_at) != (before.started_at, before.last_at):
+            moved.append(spec)
     for band, pks in by_band.items():
         Rater.objects.filter(study=study, pk__in=pks).update(age_band=band)
     deadline = _deadlines(study)
-    for offset in range(0, len(raters), 5_000):
-        chunk = raters[offset : offset + 5_000]
+    for offset in range(0, len(moved), 5_000):
         RaterSession.objects.bulk_update(
             [
                 RaterSession(
@@ -166,7 +174,7 @@ def raters_mend_imported(
                     deadline=deadline(spec.started_at, spec.last_at),
                     ended_at=spec.last_at,
                 )
-                for spec in chunk
+                for spec in moved[offset : offset + 5_000]
             ],
             ["started_at", "deadline", "ended_at"],
         )

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from apps.core.errors import Conflict, ImportRejected
 from apps.core.lines import read_records
@@ -207,10 +209,22 @@ def test_the_streamed_import_stores_what_reading_the_file_first_stores(monkeypat
         return created
 
     monkeypatch.setattr(RowWriter, "write", releasing)
-    summary = study_judgments_import(study=streamed, data=data, filename="j.jsonl")
+    with CaptureQueriesContext(connection) as queries:
+        summary = study_judgments_import(study=streamed, data=data, filename="j.jsonl")
     later_band = {f"r{r:02d}" for r in range(23) if r % 4 == 1}
     dated = {f"r{r:02d}" for r in range(23) if r % 3 == 0}
     assert set(mended) == later_band | dated
+    # Only what changed is rewritten: the age bands of those given one later (one statement,
+    # one band), the sessions of the dated raters.
+    updates = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+    band_updates = [sql for sql in updates if sql.startswith('UPDATE "raters_rater"')]
+    assert len(band_updates) == 1
+    assert "'25-34'" in band_updates[0]
+    named = band_updates[0].split(" IN (")[1].split(")")[0].split(", ")
+    assert len(named) == len(later_band)
+    session_updates = [sql for sql in updates if sql.startswith('UPDATE "raters_ratersession"')]
+    assert len(session_updates) == 1
+    assert session_updates[0].count(" WHEN ") == 3 * len(dated)
     before = _read_first(read_first, data)
     assert summary == before
     assert summary.created == {"score": 138, "pair": 23, "turing": 23}
