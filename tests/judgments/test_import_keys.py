@@ -1,4 +1,4 @@
-"""An imported judgment's idempotency key is `import:` and its own id (apps.judgments.services).
+"""An imported judgment's idempotency key is `import:` and its own id (apps.judgments.import_rows).
 
 The key only has to be unique. Made from the id, it is unique as the id is, it can never be a
 rater's key (a rater's holds no colon), and new keys come in the order of the ids, so the unique
