@@ -83,13 +83,15 @@ def written_while_read(
     stored = set(Rater.objects.filter(study=study).values_list("external_id", flat=True))
     writer = RowWriter(study)
     streamed = Streamed(ParsedJudgments(), complete=True, now=writer.now)
-    read: SimpleQueue[ParsedJudgments | None] = SimpleQueue()
+    read: SimpleQueue[tuple[ParsedJudgments, int] | None] = SimpleQueue()
     stop = threading.Event()
 
     def each_batch(parsed: ParsedJudgments) -> None:
         if stop.is_set():
             raise _Stopped
-        read.put(parsed)
+        # How many rows the batch ended with: the rows after them, and their raters, may be
+        # half added when the writing looks.
+        read.put((parsed, len(parsed.rows)))
 
     def read_all() -> ParsedJudgments:
         try:
@@ -115,20 +117,22 @@ def written_while_read(
 
 
 def _write_as_read(
-    read: SimpleQueue[ParsedJudgments | None],
+    read: SimpleQueue[tuple[ParsedJudgments, int] | None],
     stored: set[str],
     writer: RowWriter,
     study: Study,
     streamed: Streamed,
 ) -> None:
+    """Write the rows of each batch read, `STREAM_ROWS` or more at a time, until the reading
+    ends (None) or a batch shows a problem or a stored rater."""
     checked = written = 0
     last: ParsedJudgments | None = None
-    while (parsed := read.get()) is not None:
+    while (batch := read.get()) is not None:
+        parsed, end = batch
         last = parsed
         if not streamed.complete:
             continue  # read to the end: the caller stores the file as before
         rows = parsed.rows
-        end = len(rows)  # the reading thread goes on appending
         if parsed.errors or any(row.header.rater in stored for row in rows[checked:end]):
             streamed.complete = False
             continue

@@ -11,17 +11,19 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from typing import Any
+from queue import SimpleQueue
+from typing import Any, cast
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from apps.core.errors import Conflict, ImportRejected
 from apps.core.lines import read_records
 from apps.judgments import import_stream, services
 from apps.judgments.import_rows import RowWriter
-from apps.judgments.importing import JUDGMENT_JSON_COLUMNS
+from apps.judgments.importing import JUDGMENT_JSON_COLUMNS, Header, ParsedJudgments, ScoreRow
 from apps.judgments.models import (
     NotUnderstood,
     PairJudgment,
@@ -203,9 +205,15 @@ def test_the_streamed_import_stores_what_reading_the_file_first_stores(monkeypat
     held = _HeldHalfway(monkeypatch, data.count(b"\n") + 1)
     write = RowWriter.write
 
+    written = [0]
+
     def releasing(self: RowWriter, rows: Any, people: Any) -> Any:
+        # The reading goes on once the rows it has published are written, all but the last
+        # few: every rater is then written before any later line gives an age band or a date.
         created = write(self, rows, people)
-        held.event.set()
+        written[0] += len(rows)
+        if written[0] >= held.half - 12:
+            held.event.set()
         return created
 
     monkeypatch.setattr(RowWriter, "write", releasing)
@@ -345,3 +353,26 @@ def test_a_write_that_fails_stops_the_reading_and_stores_nothing(monkeypatch):
     assert held.read < len(lines)
     assert not ScoreResponse.objects.filter(study=study).exists()
     assert not Rater.objects.filter(study=study).exists()
+
+
+def test_only_the_rows_a_batch_ended_with_are_written(monkeypatch):
+    """The reading thread goes on appending while a batch is written: rows after the count the
+    batch ended with (their raters perhaps not yet recorded) wait for their own batch."""
+    rows = [
+        ScoreRow(Header(n, f"r{n}", None, None, None, None, None), "j00", (("surprise", 3.0),))
+        for n in range(1, 11)
+    ]
+    parsed = ParsedJudgments(rows=rows)
+    read: SimpleQueue[tuple[ParsedJudgments, int] | None] = SimpleQueue()
+    read.put((parsed, 7))
+    read.put(None)
+    seen: list[list[Any]] = []
+
+    def recording(batch: list[Any], *args: Any) -> int:
+        seen.append(batch)
+        return int(args[-1]) + len(batch)
+
+    monkeypatch.setattr(import_stream, "_write", recording)
+    streamed = import_stream.Streamed(ParsedJudgments(), complete=True, now=timezone.now())
+    import_stream._write_as_read(read, set(), cast(Any, None), cast(Any, None), streamed)
+    assert seen == [rows[:7]]
