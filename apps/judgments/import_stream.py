@@ -160,8 +160,7 @@ def _write(
         rater = header.rater
         if rater not in people and rater not in first:
             first[rater] = header.line
-        if header.submitted_at is not None:
-            widen_bounds(bounds, header)
+        widen_bounds(bounds, header)
     if first:
         undated = (streamed.now, streamed.now)
         new = []

@@ -103,8 +103,7 @@ def _imported_raters(
         rater = header.rater
         if rater not in first_line:
             first_line[rater] = header.line
-        if header.submitted_at is not None:
-            widen_bounds(bounds, header)
+        widen_bounds(bounds, header)
     undated = (now, now)
     result = []
     for external_id, (background, age_band) in raters.items():
@@ -269,7 +268,7 @@ def _judgments_store(study: Study, parsed: ParsedJudgments) -> JudgmentImportSum
     # million-row import's time).
     with _conflicts_named(), transaction.atomic(), references_checked_in_bulk():
         people = raters_ensure_imported(study=study, raters=imported)
-        created = _write_rows(study, new_rows, people)
+        created = dict(RowWriter(study).write(new_rows, people))
     return _stored(study, parsed, len(new_rows), created, raters_before)
 
 
@@ -307,9 +306,3 @@ def _stored(
         raters_created=Rater.objects.filter(study=study).count() - raters_before,
         warnings=rater_id_warnings(parsed.rows),
     )
-
-
-def _write_rows(
-    study: Study, rows: list[Row], people: dict[str, tuple[int, int]]
-) -> dict[str, int]:
-    return dict(RowWriter(study).write(rows, people))
