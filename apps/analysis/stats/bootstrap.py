@@ -276,10 +276,12 @@ def cluster_draws(rng: np.random.Generator, n_clusters: int, r: int) -> np.ndarr
     copied into that order for every product."""
     idx = rng.integers(0, n_clusters, size=(r, n_clusters))
     if n_clusters >= _COUNT_BY_ROUND_FROM:
-        draws = np.empty((n_clusters, r))
+        # Each round's counts go into a row, then the rows are turned into columns in one
+        # copy: written straight into a column, every count landed on its own cache line.
+        by_round = np.empty((r, n_clusters), dtype=np.int64)
         for k in range(r):
-            draws[:, k] = np.bincount(idx[k], minlength=n_clusters)
-        return draws
+            by_round[k] = np.bincount(idx[k], minlength=n_clusters)
+        return by_round.T.astype(np.float64, order="C")
     idx *= r
     idx += np.arange(r, dtype=np.int64)[:, None]
     counts = np.bincount(idx.ravel(), minlength=n_clusters * r)
@@ -295,9 +297,37 @@ def _grouped_boot_clustered(
     rng: np.random.Generator,
 ) -> np.ndarray:
     """(total groups, rounds) resampled group means; with several groupings (lists), their
-    groups are stacked in order and every grouping sees the same resampled raters."""
+    groups are stacked in order and every grouping sees the same resampled raters.
+
+    A grouping equal to an earlier one (every dimension with one group, such as a study of one
+    model, groups all ratings alike) takes that one's rows: its products would be the same."""
     gs = g if isinstance(g, list) else [g]
     sizes = n_groups if isinstance(n_groups, list) else [n_groups]
+    first: list[int] = []  # per grouping, the first grouping equal to it
+    for i, (gd, size) in enumerate(zip(gs, sizes, strict=True)):
+        equal = (
+            j for j in range(i) if first[j] == j and sizes[j] == size and np.array_equal(gs[j], gd)
+        )
+        first.append(next(equal, i))
+    distinct = [i for i, j in enumerate(first) if i == j]
+    boot = _clustered_group_means(
+        v, [gs[j] for j in distinct], cl, [sizes[j] for j in distinct], rounds, rng
+    )
+    if len(distinct) == len(gs):
+        return boot
+    start = dict(zip(distinct, np.cumsum([0] + [sizes[j] for j in distinct]), strict=False))
+    return np.concatenate([boot[start[j] : start[j] + sizes[j]] for j in first])
+
+
+def _clustered_group_means(
+    v: np.ndarray,
+    gs: list[np.ndarray],
+    cl: np.ndarray,
+    sizes: list[int],
+    rounds: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """``_grouped_boot_clustered`` of distinct groupings."""
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     total = int(sum(sizes))
     n_clusters = int(cl.max()) + 1

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from apps.analysis.stats import bootstrap
 from apps.analysis.stats.agreement import (
     _alpha_units,
     fleiss_counts,
@@ -193,6 +194,39 @@ def test_the_clustered_bootstrap_holds_per_rater_sums_not_a_copy_of_the_ratings_
     # What the bootstrap adds: the groupings' indices as int64 (5 columns) and one grouping's
     # cells at a time; it was 72 columns' worth (231 MB), 2 x 5 copies of every rating among them.
     assert peak < 16 * value.nbytes, f"{peak / 1e6:.0f} MB"
+
+
+def test_a_repeated_grouping_takes_the_rows_of_the_first_and_costs_no_product(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every dimension with one group (a study of one model, one level, ...) groups all the
+    ratings alike: the crowd set's seven groupings were two distinct ones, and the products of
+    the other five took 1.1 s of its aggregation."""
+    item, rater, value = _ratings(5, n_items=40, n_raters=30)
+    by_model = (item % 3, 3)
+    everything = (np.zeros_like(item), 1)
+    computed: list[list[int]] = []
+    real = bootstrap._clustered_group_means
+
+    def counting(v, gs, cl, sizes, rounds, rng):  # type: ignore[no-untyped-def]
+        computed.append(list(sizes))
+        return real(v, gs, cl, sizes, rounds, rng)
+
+    monkeypatch.setattr(bootstrap, "_clustered_group_means", counting)
+    repeated = grouped_mean_ci_many(
+        value,
+        [everything, by_model, everything, (item % 3, 3), everything],
+        clusters=rater,
+        rounds=300,
+        seed=4,
+    )
+    assert computed == [[1, 3]]
+    distinct = grouped_mean_ci_many(
+        value, [everything, by_model], clusters=rater, rounds=300, seed=4
+    )
+    for got, want in zip(repeated, [*distinct, distinct[0], distinct[1], distinct[0]], strict=True):
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_per_rater_sums_give_the_same_intervals_as_the_ratings_themselves():
