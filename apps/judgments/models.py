@@ -11,6 +11,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Greatest, Least
 from django.utils import timezone
 
+from apps.core.constraints import CoveringUniqueConstraint
 from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Item, Question, Study
 
@@ -103,7 +104,7 @@ class ScoreResponse(Judgment):
 
 
 class ScoreAnswer(models.Model):
-    # Indexed by the unique (response, question) and the covering index below, not on its own.
+    # Indexed by the unique (response, question), not on its own.
     response = models.ForeignKey(
         ScoreResponse, on_delete=models.CASCADE, related_name="answers", db_index=False
     )
@@ -123,16 +124,17 @@ class ScoreAnswer(models.Model):
     class Meta:
         ordering = ["response", "question__position"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["response", "question"], name="one_answer_per_question"
+            # Its index also carries the value, for the straight-lining check (the same value
+            # on every question of a scorecard), which then reads no table row: one index to
+            # write per answer instead of the key's and a covering one.
+            CoveringUniqueConstraint(
+                fields=["response", "question"], include=["value"], name="one_answer_per_question"
             ),
             models.CheckConstraint(
                 condition=Q(value__gte=-1000) & Q(value__lte=1000),
                 name="answer_value_within_bounds",
             ),
         ]
-        # Covers the straight-lining check (same value on every question of a scorecard).
-        indexes = [models.Index(fields=["response", "question", "value"])]
 
     def __str__(self) -> str:
         return f"{self.question_id}={self.value}"

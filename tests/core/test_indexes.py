@@ -26,6 +26,7 @@ from apps.raters.models import Rater, RaterSession
 from apps.studies.models import Item
 from tests.factories import (
     PairJudgmentFactory,
+    ScoreAnswerFactory,
     ScoreResponseFactory,
     TuringJudgmentFactory,
 )
@@ -74,9 +75,7 @@ def _indexes(table: str) -> dict[str, tuple[list[str], str, bool, bool]]:
 
 @pytest.mark.parametrize("table", TABLES)
 def test_no_index_is_a_leading_part_of_another(postgres_only, table):
-    """A unique index enforces its constraint, so only a plain one can be redundant (the
-    answers' (response, question, value) index extends their unique (response, question) to
-    cover the straight-lining check's reads)."""
+    """A unique index enforces its constraint, so only a plain one can be redundant."""
     indexes = _indexes(table)
     assert indexes, f"{table} has no indexes"
     for name, (columns, _, unique, _) in indexes.items():
@@ -107,3 +106,40 @@ def test_an_idempotency_key_is_still_stored_once(factory):
     with pytest.raises(IntegrityError), transaction.atomic():
         factory(idempotency_key="same-key-1")
     assert factory._meta.model.objects.filter(idempotency_key="same-key-1").get() == first
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_no_plain_index_extends_a_unique_key(postgres_only, table):
+    """A unique key names one row, so an index that only adds columns after it orders nothing
+    further: the unique index carries them as included (non-key) columns instead, and each
+    insert writes one index where it wrote two."""
+    indexes = _indexes(table)
+    for name, (columns, _, unique, partial) in indexes.items():
+        if unique or partial:
+            continue
+        for other, (key, _, other_unique, other_partial) in indexes.items():
+            if other_unique and not other_partial and len(columns) > len(key):
+                assert columns[: len(key)] != key, (
+                    f"{table}: {name} {columns} only extends the unique {other} {key}"
+                )
+
+
+def test_an_answer_s_value_is_read_from_its_unique_index(postgres_only):
+    """The straight-lining check reads (response, question, value) without the table."""
+    covering = [
+        definition
+        for columns, definition, unique, _ in _indexes(ScoreAnswer._meta.db_table).values()
+        if unique and columns == ["response_id", "question_id"]
+    ]
+    assert len(covering) == 1
+    assert covering[0].endswith("INCLUDE (value)")
+
+
+def test_a_second_answer_to_a_question_is_still_refused():
+    """On every database: SQLite has no included columns, and the constraint falls back to its
+    key there rather than to nothing."""
+    answer = ScoreAnswerFactory(value=3)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        ScoreAnswerFactory(response=answer.response, question=answer.question, value=4)
+    stored = ScoreAnswer.objects.filter(response=answer.response, question=answer.question)
+    assert list(stored.values_list("value", flat=True)) == [3.0]
