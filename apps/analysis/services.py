@@ -283,8 +283,16 @@ def study_aggregate(
     try:
         # The document of a large study is millions of small objects (apps/core/collector.py).
         with cyclic_collector_paused():
-            # The rules first: with automatic exclusions, what they exclude is left out.
-            exclusion_proposals_refresh(study=study, request_results=False)
+
+            def refresh() -> None:
+                exclusion_proposals_refresh(study=study, request_results=False)
+
+            # With automatic exclusions the rules come first: what they exclude is left out.
+            # Otherwise their proposals wait for a researcher and change nothing here, so they
+            # are refreshed while the reliability section finishes (compute_results).
+            automatic = study.exclusion_rules_automatic
+            if automatic:
+                refresh()
             excluded = exclusion_set_for_study(study=study)
             inputs = study_inputs_load(study=study, exclusions=excluded)
             payload = compute_study_document(
@@ -293,6 +301,7 @@ def study_aggregate(
                 rounds=rounds,
                 before_exclusions=study_inputs_load(study=study) if excluded else None,
                 threads=threads,
+                meanwhile=None if automatic else refresh,
             )
             payload["exclusions"] = {"hash": excluded.digest, "entries": excluded.entries}
     except Exception as exc:

@@ -157,3 +157,31 @@ def test_the_report_and_the_raw_export_list_the_exclusions(demo_study):
         for row in rows
         if row[rater_column] == "r03"
     )
+
+
+def test_aggregation_refreshes_the_proposals_of_a_study_that_confirms_by_hand(crafted):
+    """Refreshed while the reliability section finishes: proposed, not applied."""
+    from apps.exclusions.models import ExclusionProposal
+
+    result = study_aggregate(study=crafted, rounds=ROUNDS, threads=2)
+    proposed = set(
+        ExclusionProposal.objects.filter(study=crafted, status="open").values_list(
+            "rater__external_id", flat=True
+        )
+    )
+    assert {"speedy", "flat", "lefty", "careless"} <= proposed
+    assert result.payload["exclusions"]["entries"] == []
+    assert not Exclusion.objects.filter(study=crafted).exists()
+
+
+def test_automatic_rules_are_applied_in_the_same_run(crafted):
+    from apps.studies.services import study_configure
+
+    every_rater = study_aggregate(study=crafted, rounds=ROUNDS).payload["counts"]["raters"]
+    study_configure(study=crafted, exclusion_rules_automatic=True)
+    Exclusion.objects.filter(study=crafted).delete()
+    crafted.refresh_from_db()
+    result = study_aggregate(study=crafted, rounds=ROUNDS, threads=2)
+    subjects = {entry["subject"] for entry in result.payload["exclusions"]["entries"]}
+    assert subjects == {"speedy", "flat", "lefty", "careless"}
+    assert result.payload["counts"]["raters"] == every_rater - 4

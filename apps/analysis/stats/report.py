@@ -19,7 +19,7 @@ Choices that shape the numbers:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -1164,7 +1164,12 @@ def _warnings(
 
 
 def compute_results(
-    inputs: StudyInputs, *, seed: int, rounds: int, threads: int = 1
+    inputs: StudyInputs,
+    *,
+    seed: int,
+    rounds: int,
+    threads: int = 1,
+    meanwhile: Callable[[], object] | None = None,
 ) -> dict[str, Any]:
     """The whole results document for one study (see the module docstring for the choices).
 
@@ -1173,6 +1178,10 @@ def compute_results(
     (`reliability.by_group`): most of its time is spent in numpy and scipy routines that release
     the interpreter's lock (benchmarks/README.md, bench_import.py). Every section draws from its
     own seed, so the document is the same either way.
+
+    `meanwhile`, if given, is called once in this thread when the rest is done, before waiting
+    for the reliability section: the caller's own work that the document does not depend on
+    fills the time this thread would otherwise spend waiting.
     """
     with ThreadPoolExecutor(max_workers=1) if threads > 1 else nullcontext() as pool:
         reliability = (
@@ -1187,6 +1196,8 @@ def compute_results(
             else None
         )
         payload = _compute_results(inputs, seed=seed, rounds=rounds)
+        if meanwhile is not None:
+            meanwhile()
         payload["reliability"] = (
             reliability.result()
             if reliability is not None
@@ -1352,8 +1363,10 @@ def compute_study_document(
     rounds: int,
     before_exclusions: StudyInputs | None = None,
     threads: int = 1,
+    meanwhile: Callable[[], object] | None = None,
 ) -> dict[str, Any]:
-    """The results document with its two comparisons (`threads`: see `compute_results`).
+    """The results document with its two comparisons (`threads` and `meanwhile`: see
+    `compute_results`; `meanwhile` is called during the main document).
 
     - `evidence_only`: when some items are not evidence about their model (culture-dependent:
       cross-group agreement below the threshold; or intercepted by a safety filter), the whole
@@ -1363,7 +1376,9 @@ def compute_study_document(
       show how the exclusions move the headline numbers.
     Both use the same seed as the main document, so a difference is the data's, not the noise's.
     """
-    payload = compute_results(inputs, seed=seed, rounds=rounds, threads=threads)
+    payload = compute_results(
+        inputs, seed=seed, rounds=rounds, threads=threads, meanwhile=meanwhile
+    )
     left_out = [
         (i, [flag for flag in item["flags"] if flag in NOT_EVIDENCE_FLAGS])
         for i, item in enumerate(payload["items"])

@@ -271,3 +271,23 @@ def test_ties_enter_the_board_through_a_tie_model_and_neither_stays_out() -> Non
     plain = compute_results(base, seed=4, rounds=50)
     assert plain["bradley_terry_fit"]["model"] == "bradley_terry"
     assert "pair_outcomes" not in plain
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_meanwhile_runs_once_in_the_calling_thread_and_changes_nothing(threads):
+    """The caller's own work (apps/analysis/services.py: the exclusion proposals of a study
+    that confirms them by hand) fills the wait for the reliability section."""
+    import threading
+
+    calls: list[int] = []
+    inputs = _inputs()
+    plain = compute_results(inputs, seed=5, rounds=30, threads=threads)
+    with_work = compute_results(
+        inputs,
+        seed=5,
+        rounds=30,
+        threads=threads,
+        meanwhile=lambda: calls.append(threading.get_ident()),
+    )
+    assert calls == [threading.get_ident()]
+    assert with_work == plain
