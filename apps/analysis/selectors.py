@@ -18,6 +18,7 @@ from apps.analysis.stats.inputs import (
     Thresholds,
 )
 from apps.core.errors import NotFound
+from apps.core.numeric_read import numeric_columns
 from apps.exclusions.selectors import ExclusionSet, exclusion_set_for_study
 from apps.judgments.models import (
     NotUnderstood,
@@ -104,48 +105,46 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
     )
     questions = study_questions(study=study)
 
-    # float64 holds primary keys exactly (below 2**53) and turns a missing time (None) into nan.
-    answers = np.array(
-        list(
-            ScoreAnswer.objects.filter(
-                response__study=study, response__item__is_attention_check=False
-            )
-            .exclude(response__rater_id__in=out.raters)
-            .exclude(response__item_id__in=left_out)
-            .exclude(response_id__in=out.scorecards)
-            .order_by("pk")
-            .values_list(
-                "response__item_id",
-                "response__rater_id",
-                "question_id",
-                "value",
-                "response__seconds_into_session",
-            )
-        ),
-        dtype=np.float64,
-    ).reshape(-1, 5)
-    pairs = np.array(
-        list(
-            PairJudgment.objects.filter(
-                study=study, left__is_attention_check=False, right__is_attention_check=False
-            )
-            .exclude(rater_id__in=out.raters)
-            .exclude(left_id__in=left_out)
-            .exclude(right_id__in=left_out)
-            .exclude(pk__in=out.pairs)
-            .order_by("pk")
-            .annotate(
-                code=Case(
-                    When(outcome=PairJudgment.Outcome.LEFT, then=0),
-                    When(outcome=PairJudgment.Outcome.RIGHT, then=1),
-                    When(outcome=PairJudgment.Outcome.TIE, then=UNDECIDED_TIE),
-                    default=UNDECIDED_NEITHER,
-                )
-            )
-            .values_list("left_id", "right_id", "code", "rater_id")
-        ),
-        dtype=np.int64,
-    ).reshape(-1, 4)
+    # float64 holds primary keys exactly (below 2**53) and turns a missing time (NULL) into nan.
+    # Read without a Python tuple per row (apps/core/numeric_read.py): a study's answers are
+    # its largest read.
+    answers = numeric_columns(
+        ScoreAnswer.objects.filter(response__study=study, response__item__is_attention_check=False)
+        .exclude(response__rater_id__in=out.raters)
+        .exclude(response__item_id__in=left_out)
+        .exclude(response_id__in=out.scorecards)
+        .order_by("pk"),
+        [
+            "response__item_id",
+            "response__rater_id",
+            "question_id",
+            "value",
+            "response__seconds_into_session",
+        ],
+        np.float64,
+    )
+    pairs = numeric_columns(
+        PairJudgment.objects.filter(
+            study=study, left__is_attention_check=False, right__is_attention_check=False
+        )
+        .exclude(rater_id__in=out.raters)
+        .exclude(left_id__in=left_out)
+        .exclude(right_id__in=left_out)
+        .exclude(pk__in=out.pairs)
+        .order_by("pk"),
+        [
+            "left_id",
+            "right_id",
+            Case(
+                When(outcome=PairJudgment.Outcome.LEFT, then=0),
+                When(outcome=PairJudgment.Outcome.RIGHT, then=1),
+                When(outcome=PairJudgment.Outcome.TIE, then=UNDECIDED_TIE),
+                default=UNDECIDED_NEITHER,
+            ),
+            "rater_id",
+        ],
+        np.int64,
+    )
     undecided = pairs[pairs[:, 2] >= UNDECIDED_TIE]
     pairs = pairs[pairs[:, 2] < UNDECIDED_TIE]
     turing = list(
@@ -166,19 +165,17 @@ def study_inputs_load(*, study: Study, exclusions: ExclusionSet | None = None) -
         .values_list("item_id", "explanation_match")
     )
 
-    not_understood = np.array(
-        list(
-            NotUnderstood.objects.filter(
-                response__study=study, response__item__is_attention_check=False
-            )
-            .exclude(response__rater_id__in=out.raters)
-            .exclude(response__item_id__in=left_out)
-            .exclude(response_id__in=out.scorecards)
-            .order_by("pk")
-            .values_list("response__item_id", "response__rater_id", "question_id")
-        ),
-        dtype=np.int64,
-    ).reshape(-1, 3)
+    not_understood = numeric_columns(
+        NotUnderstood.objects.filter(
+            response__study=study, response__item__is_attention_check=False
+        )
+        .exclude(response__rater_id__in=out.raters)
+        .exclude(response__item_id__in=left_out)
+        .exclude(response_id__in=out.scorecards)
+        .order_by("pk"),
+        ["response__item_id", "response__rater_id", "question_id"],
+        np.int64,
+    )
 
     item_pks = np.array([row[0] for row in item_rows], dtype=np.int64)
     rater_pks = np.array([row[0] for row in rater_rows], dtype=np.int64)
