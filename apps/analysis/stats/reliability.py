@@ -165,7 +165,7 @@ on average ("too_few_ratings_per_item"), no within-item degrees of freedom or no
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -1169,9 +1169,11 @@ def by_group(
         )
         # Checked once: every group's ratings are rows of these (see _group_ratings).
         checked = _ratings(item, rater, value, n_items)
-        with ThreadPoolExecutor(max_workers=1) if threads > 1 else nullcontext() as pool:
+        # Two workers: the k-rater reliability in one, its groups' bootstraps in the other
+        # (see _k_rater_by_group), while this thread computes the split halves.
+        with ThreadPoolExecutor(max_workers=2) if threads > 1 else nullcontext() as pool:
             k_later = (
-                pool.submit(_k_rater_by_group, checked, n_items, members, whole, options)
+                pool.submit(_k_rater_by_group, checked, n_items, members, whole, options, pool)
                 if pool is not None
                 else None
             )
@@ -1211,6 +1213,7 @@ def _k_rater_by_group(
     members: dict[str, BoolArray],
     whole: str | None,
     options: _KRaterOptions,
+    pool: Executor | None = None,
 ) -> dict[str, KRaterReliability]:
     """``k_rater_reliability`` of each group's answers; beside the whole study, the groups'
     empirical k-rater reliability is read from the study's random orders.
@@ -1221,6 +1224,10 @@ def _k_rater_by_group(
     items' ratings (it differs from a call on the group's answers alone only by Monte Carlo
     error), and the shuffles, the largest part of the statistic's time, are not done twice.
     The whole study's result equals ``k_rater_reliability`` of all the answers exactly.
+
+    With a ``pool``, each group's own bootstrap (from its own generator) is handed to it while
+    this thread computes the study's bootstrap and the shared draws; a group's bootstrap that no
+    worker has started by then is computed here. The results are the same either way.
     """
     it, ra, va = checked
 
@@ -1233,15 +1240,21 @@ def _k_rater_by_group(
 
     if whole is None:
         return {label: alone(label, empirical=True) for label in members}
+    later = {
+        label: pool.submit(alone, label, empirical=False)
+        for label in members
+        if label != whole and pool is not None
+    }
     rng = np.random.default_rng(options.seed)
     study = _k_rater_without_empirical(it, ra, va, n_items, options, rng)
     if study.reason is not None:
+        for future in later.values():
+            future.cancel()
         # No study-wide draws to share (the study's own statistic is undefined): each group
         # draws its own, as a call on its answers alone does.
         return {
             label: study if label == whole else alone(label, empirical=True) for label in members
         }
-    found = {label: study if label == whole else alone(label, empirical=False) for label in members}
     labels = list(members)
     empirical = _empirical_krr(
         it,
@@ -1253,6 +1266,14 @@ def _k_rater_by_group(
         rng,
         [members[label] for label in labels],
     )
+    found = {
+        label: study
+        if label == whole
+        else later[label].result()
+        if label in later and not later[label].cancel()
+        else alone(label, empirical=False)
+        for label in members
+    }
     return {
         label: found[label] if found[label].reason is not None else _with_empirical(found[label], e)
         for label, e in zip(labels, empirical, strict=True)

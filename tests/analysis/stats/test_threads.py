@@ -64,3 +64,31 @@ def test_the_k_rater_reliability_runs_beside_the_split_halves_when_asked(monkeyp
     assert threads[0] is threading.current_thread()
     assert threads[1] is not threading.current_thread()
     assert _text(two) == _text(one)
+
+
+def test_the_groups_bootstraps_run_beside_the_studys_when_asked(monkeypatch):
+    """With two threads the study's own k-rater bootstrap and shared draws run in one worker,
+    its groups' bootstraps in the other (or in the first, when it gets to one not started): the
+    golden study's three models are three groups beside the study."""
+    import time
+
+    threads: list[threading.Thread] = []
+    original = reliability._k_rater_without_empirical
+
+    def spy(*args, **kwargs):
+        threads.append(threading.current_thread())
+        if len(threads) == calls_alone + 1:
+            # The study's own bootstrap, first in its worker: long enough for the other
+            # worker to start on a group, however busy the machine.
+            time.sleep(0.3)
+        return original(*args, **kwargs)
+
+    inputs = golden_inputs()
+    calls_alone = 10**6
+    monkeypatch.setattr(reliability, "_k_rater_without_empirical", spy)
+    one = boards.reliability_section(inputs, seed=3, rounds=20, threads=1)
+    calls_alone = len(threads)
+    two = boards.reliability_section(inputs, seed=3, rounds=20, threads=2)
+    assert calls_alone == len(threads) - calls_alone >= 3
+    assert len({id(thread) for thread in threads[calls_alone:]}) == 2
+    assert _text(two) == _text(one)
