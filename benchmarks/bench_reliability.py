@@ -4,6 +4,8 @@ the code of an earlier commit, in one process.
     .venv/bin/python benchmarks/bench_reliability.py                   # against e4f0ea4
     .venv/bin/python benchmarks/bench_reliability.py --against REV     # any earlier commit
     .venv/bin/python benchmarks/bench_reliability.py --quick           # a tenth of the sizes
+    .venv/bin/python benchmarks/bench_reliability.py --against 3ea4aad --threads 2   # as the
+                                                                       # aggregation calls it
 
 The input is `bench_import.py`'s "large" shape (50,000 items of three sources, 1,000,000
 grades 0-3 from 5,000 raters, 200 each) as `reliability_section` passes it: one call for the
@@ -79,7 +81,11 @@ def dataset(scale: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.nd
     return source, (item, rater, grade)
 
 
-def run(module: ModuleType, source: np.ndarray, scores: Any) -> tuple[float, dict[str, Any]]:
+def run(
+    module: ModuleType, source: np.ndarray, scores: Any, threads: int
+) -> tuple[float, dict[str, Any]]:
+    # Asked only when more than one: code before 2026-12-05 has no `threads`.
+    more = {"threads": threads} if threads > 1 else {}
     started = time.perf_counter()
     found = module.by_group(
         source,
@@ -89,6 +95,7 @@ def run(module: ModuleType, source: np.ndarray, scores: Any) -> tuple[float, dic
         seed=7,
         ks=KS,
         whole="\x00study",
+        **more,
     )
     return time.perf_counter() - started, found
 
@@ -117,19 +124,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--against", default="e4f0ea4")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument(
+        "--threads", type=int, default=1, help="by_group's threads (the aggregation asks for 2)"
+    )
     args = parser.parse_args()
     before = earlier(args.against)
     source, scores = dataset(10 if args.quick else 1)
     print(
         f"{source.size:,} items in 3 sources, {scores[0].size:,} grades; "
-        f"against {args.against}, three runs each, alternating"
+        f"against {args.against}, {args.threads} thread(s), three runs each, alternating"
     )
     ratios = []
     found_before: dict[str, Any] = {}
     found_now: dict[str, Any] = {}
     for repeat in range(3):
-        seconds_before, found_before = run(before, source, scores)
-        seconds_now, found_now = run(reliability, source, scores)
+        seconds_before, found_before = run(before, source, scores, args.threads)
+        seconds_now, found_now = run(reliability, source, scores, args.threads)
         ratios.append(seconds_before / seconds_now)
         print(
             f"  run {repeat + 1}: before {seconds_before:.2f} s, now {seconds_now:.2f} s: "
