@@ -55,7 +55,9 @@ def numeric_columns(
     except EmptyResultSet:  # a condition no row can meet (`none()`, `pk__in=[]`)
         return np.empty((0, len(names)), dtype=dtype)
     buffer = io.BytesIO()
-    with connection.cursor() as cursor:
+    # The driver's own cursor, so its errors are turned into Django's as the ORM's are (as
+    # apps/core/bulk.py's COPY does).
+    with connection.cursor() as cursor, connection.wrap_database_errors:
         statement = cursor.cursor.mogrify(sql, params).decode()
         cursor.cursor.copy_expert(f"COPY ({statement}) TO STDOUT WITH (FORMAT binary)", buffer)
     return binary_copy_decoded(buffer.getbuffer(), len(names), dtype)

@@ -55,6 +55,19 @@ def test_no_rows_give_an_empty_array_of_the_columns():
     assert got.shape == (0, 4)
 
 
+def test_a_database_error_is_django_s_as_through_the_orm(postgres_only):
+    """A value the cast cannot take fails in PostgreSQL; the caller sees Django's DataError,
+    as the ORM's own read would raise it, not the driver's."""
+    from django.db import DataError, transaction
+
+    from apps.studies.models import Item
+    from tests.factories import ItemFactory
+
+    ItemFactory(external_id="not-a-number")
+    with pytest.raises(DataError), transaction.atomic():
+        numeric_columns(Item.objects.all(), ["external_id"], np.int64)
+
+
 def test_only_float64_or_int64():
     with pytest.raises(ValueError, match="float64 or int64"):
         numeric_columns(ScoreAnswer.objects.all(), ANSWER_COLUMNS, np.float32)
