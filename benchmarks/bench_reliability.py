@@ -6,10 +6,13 @@ the code of an earlier commit, in one process.
     .venv/bin/python benchmarks/bench_reliability.py --quick           # a tenth of the sizes
     .venv/bin/python benchmarks/bench_reliability.py --against 3ea4aad --threads 2   # as the
                                                                        # aggregation calls it
+    .venv/bin/python benchmarks/bench_reliability.py --shape crowd     # every grade its own rater
 
 The input is `bench_import.py`'s "large" shape (50,000 items of three sources, 1,000,000
-grades 0-3 from 5,000 raters, 200 each) as `reliability_section` passes it: one call for the
-study and its three sources, 100 splits, 1,000 bootstrap rounds, 200 empirical draws. The
+grades 0-3 from 5,000 raters, 200 each), or with `--shape crowd` its "crowd" shape (15,000
+items of three sources, five grades 0-3 each, every grade its own rater: 75,000 raters), as
+`reliability_section` passes it: one call for the study and its three sources, 100 splits,
+1,000 bootstrap rounds, 200 empirical draws. The
 earlier code is read with `git show REV:apps/analysis/stats/reliability.py` and loaded as a
 second module beside the current one, so both run in this process, alternating, three times;
 the ratio of their times is what the machine's noise leaves alone. It then sets the two
@@ -65,9 +68,19 @@ def earlier(rev: str) -> ModuleType:
     return module
 
 
-def dataset(scale: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """bench_import.py's "large" shape: each rater grades a contiguous run of items."""
+def dataset(
+    scale: int, shape: str = "large"
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """bench_import.py's "large" shape: each rater grades a contiguous run of items; or its
+    "crowd" shape: five grades an item, each from a rater of its own."""
     rng = np.random.default_rng(21)
+    source = np.array(["model-a", "model-b", "human"], dtype=object)
+    if shape == "crowd":
+        n_items = 15_000 // scale
+        item = np.repeat(np.arange(n_items), 5)
+        latent = 1.5 + rng.normal(0, 0.6, n_items)[item] + rng.normal(0, 0.9, item.size)
+        grade = np.clip(np.rint(latent), 0, 3)
+        return source[np.arange(n_items) % 3], (item, np.arange(item.size), grade)
     n_items, per_item, n_raters = 50_000 // scale, 20, 5_000 // scale
     per_rater = n_items * per_item // n_raters
     rater = np.repeat(np.arange(n_raters), per_rater)
@@ -77,8 +90,7 @@ def dataset(scale: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.nd
     leniency = rng.normal(0, 0.4, n_raters)
     latent = 1.5 + strength[item] + leniency[rater] + rng.normal(0, 0.8, rater.size)
     grade = np.clip(np.rint(latent), 0, 3)
-    source = np.array(["model-a", "model-b", "human"], dtype=object)[np.arange(n_items) % 3]
-    return source, (item, rater, grade)
+    return source[np.arange(n_items) % 3], (item, rater, grade)
 
 
 def run(
@@ -127,9 +139,10 @@ def main() -> None:
     parser.add_argument(
         "--threads", type=int, default=1, help="by_group's threads (the aggregation asks for 2)"
     )
+    parser.add_argument("--shape", choices=("large", "crowd"), default="large")
     args = parser.parse_args()
     before = earlier(args.against)
-    source, scores = dataset(10 if args.quick else 1)
+    source, scores = dataset(10 if args.quick else 1, args.shape)
     print(
         f"{source.size:,} items in 3 sources, {scores[0].size:,} grades; "
         f"against {args.against}, {args.threads} thread(s), three runs each, alternating"
