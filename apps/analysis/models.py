@@ -12,6 +12,7 @@ from typing import Any
 
 from django.db import models
 
+from apps.core.document_field import DocumentJSONField
 from apps.studies.models import Study
 
 
@@ -33,8 +34,7 @@ class AggregationState(models.Model):
 
 class CompactJSONEncoder(json.JSONEncoder):
     """JSON without the spaces after separators: a large study's document is tens of megabytes
-    of text that the driver quotes and PostgreSQL parses into a jsonb, which keeps no spaces
-    anyway (a tenth less text; the stored value is the same)."""
+    of text that the driver quotes and PostgreSQL checks and stores (a tenth less text)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs["separators"] = (",", ":")
@@ -43,8 +43,8 @@ class CompactJSONEncoder(json.JSONEncoder):
 
 class StudyResult(models.Model):
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="result")
-    # The results in the export shape of DESIGN.md.
-    payload = models.JSONField(encoder=CompactJSONEncoder)
+    # The results in the export shape of DESIGN.md, stored and read whole (`json`, not `jsonb`).
+    payload = DocumentJSONField(encoder=CompactJSONEncoder)
     # sha256 of the inputs exactly as the statistics saw them.
     input_hash = models.CharField(max_length=64)
     seed = models.BigIntegerField()

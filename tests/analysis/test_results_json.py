@@ -65,3 +65,35 @@ def test_a_large_document_is_compressed_with_lz4_where_the_server_has_it(postgre
                 [stored.pk],
             )
             assert cursor.fetchone()[0] == "lz4"
+
+
+@pytest.mark.django_db
+def test_the_document_is_stored_as_checked_text_not_a_parsed_tree(postgres_only):
+    """`json`, not `jsonb`: the document is written and read whole, never queried inside, and
+    `jsonb` spent most of a large document's storing parsing it into a tree. The text is kept
+    as sent, so the keys come back in the document's own order (`jsonb` sorts them)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+            "WHERE attrelid = 'analysis_studyresult'::regclass AND attname = 'payload'"
+        )
+        assert cursor.fetchone()[0] == "json"
+    document = {"zeta": 1, "alpha": {"second": [0.1, None, True], "first": "好笑"}, "m": 1e-05}
+    stored = _stored(document)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT payload::text FROM analysis_studyresult WHERE id = %s", [stored.pk])
+        assert cursor.fetchone()[0] == json.dumps(document, cls=CompactJSONEncoder)
+    back = StudyResult.objects.get(pk=stored.pk).payload
+    assert back == document
+    assert list(back) == ["zeta", "alpha", "m"]
+    assert list(back["alpha"]) == ["second", "first"]
+
+
+@pytest.mark.django_db
+def test_a_document_is_replaced_whole_and_read_with_the_other_fields_or_alone():
+    stored = _stored(DOCUMENT)
+    StudyResult.objects.filter(pk=stored.pk).update(payload={"n": 4})
+    assert StudyResult.objects.get(pk=stored.pk).payload == {"n": 4}
+    assert StudyResult.objects.values_list("payload", flat=True).get(pk=stored.pk) == {"n": 4}
+    deferred = StudyResult.objects.defer("payload").get(pk=stored.pk)
+    assert deferred.payload == {"n": 4}
