@@ -96,7 +96,8 @@ def _interval_columns(prefix: str, value_name: str = "mean") -> list[str]:
 def question_names(document: dict[str, Any], order: Sequence[str] | None = None) -> list[str]:
     """The questions in the document: in the rubric's order when given, else alphabetical.
 
-    The payload's own key order is not trusted: PostgreSQL's jsonb does not keep it.
+    The payload's own key order is not trusted: a document stored before the results became
+    `json` (analysis 0005) went through PostgreSQL's jsonb, which does not keep it.
     """
     found: set[str] = set(document.get("agreement") or {})
     for item in document.get("items") or []:

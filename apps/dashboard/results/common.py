@@ -40,8 +40,9 @@ class Questions:
 
 
 def load_questions(study: Study, payload: Payload) -> Questions:
-    """Scorecard order and kinds come from the rubric (one query): a jsonb payload on
-    PostgreSQL does not keep the order of its keys."""
+    """Scorecard order and kinds come from the rubric (one query): a payload stored before the
+    results became `json` (analysis 0005) went through jsonb, which does not keep the order of
+    its keys."""
     rubric = list(
         Question.objects.filter(rubric_id=study.rubric_id)
         .order_by("position")
