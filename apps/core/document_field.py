@@ -3,9 +3,9 @@
 `jsonb` parses a value into a tree of its keys and values when it is stored (and prints it back
 when it is read), which pays off for documents queried inside by SQL. A study's results are
 never queried inside: they are written whole by each aggregation and read whole by a page or an
-export. For the crowd set's 10.8 MB document PostgreSQL took 0.45-0.52 s to store it as `jsonb`
-and 0.16-0.18 s as `json` (which only checks the text), and read it back in 0.14 s against
-0.05-0.06 s (`benchmarks/README.md`). `json` also keeps the document's own key order.
+export. `json` only checks the text: the crowd set's 9.9 MB document was stored in less than half
+the time (`benchmarks/bench_results_store.py`: 0.27-0.37 s against 0.58-0.90 s through the two
+fields on a slow machine), and `json` keeps the document's own key order.
 
 Elsewhere (SQLite) the column is the text column `JSONField` already uses.
 """
