@@ -12,9 +12,9 @@ The input is `bench_import.py`'s "large" shape (50,000 items of three sources, 1
 grades 0-3 from 5,000 raters, 200 each), or with `--shape crowd` its "crowd" shape (15,000
 items of three sources, five grades 0-3 each, every grade its own rater: 75,000 raters), as
 `reliability_section` passes it: one call for the study and its three sources, 100 splits,
-1,000 bootstrap rounds, 200 empirical draws. The
-earlier code is read with `git show REV:apps/analysis/stats/reliability.py` and loaded as a
-second module beside the current one, so both run in this process, alternating, three times;
+1,000 bootstrap rounds, 200 empirical draws. The earlier code is read with
+`git show REV:apps/analysis/stats/reliability.py` and loaded as a second module beside the
+current one, so both run in this process, alternating, three times;
 the ratio of their times is what the machine's noise leaves alone. It then sets the two
 results side by side: the split halves and the ICCs and intervals equal to 1e-9; the groups'
 empirical k-rater reliability differs by Monte Carlo error only (the groups now read the

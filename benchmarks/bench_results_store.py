@@ -20,6 +20,7 @@ Needs PostgreSQL on 127.0.0.1:5432 (user postgres); uses its own database `laugh
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 from typing import Any
@@ -42,8 +43,6 @@ def stored_document(study: str) -> Any:
     source.close()
     if row is None:
         raise SystemExit(f"no results of {study!r} in {SOURCE}: run bench_import.py first")
-    import json
-
     return json.loads(row[0])
 
 
