@@ -552,7 +552,16 @@ def output_claim(*, run_id: int, endpoint_id: int) -> Claim:
     endpoint = ModelEndpoint.objects.select_for_update().filter(pk=endpoint_id).first()
     if endpoint is None:
         return Claim(None)
-    if not GenerationRun.objects.filter(pk=run_id, status=GenerationRun.Status.RUNNING).exists():
+    # The run's row is locked, not just read: a cancel (which locks it too) then either commits
+    # before this reads the status, or waits until this claim is written and visible. A plain
+    # read let a claim that saw "running" write its output after the cancel had returned.
+    run_status = (
+        GenerationRun.objects.select_for_update()
+        .filter(pk=run_id)
+        .values_list("status", flat=True)
+        .first()
+    )
+    if run_status != GenerationRun.Status.RUNNING:
         return Claim(None)
     now = timezone.now()
     candidate = (
@@ -705,8 +714,10 @@ def output_generate(*, output_id: int, sleep: Any = time.sleep) -> str | None:
 
 @transaction.atomic
 def _output_store(*, output_id: int, values: dict[str, Any]) -> str | None:
+    # Only the output's row is locked: a plain FOR UPDATE over the join would lock the run and
+    # the endpoint too, in the opposite order to a claim (endpoint, then run), and deadlock.
     output = (
-        GenerationOutput.objects.select_for_update()
+        GenerationOutput.objects.select_for_update(of=("self",))
         .select_related("run", "run__study", "endpoint", "prompt", "prompt__prompt_set")
         .filter(pk=output_id, status=Status.RUNNING)
         .first()

@@ -11,14 +11,16 @@ from typing import Any
 
 import pytest
 from celery.contrib.testing.worker import start_worker
-from django.db import connection
+from django.db import connection, transaction
 
+from apps.generation import services
 from apps.generation.models import GenerationOutput, GenerationRun
 from apps.generation.services import (
     generation_lane_work,
     generation_run_cancel,
     generation_run_resume,
     generation_run_start,
+    output_claim,
 )
 from apps.studies.models import Item, Study
 from apps.studies.services import study_create
@@ -52,6 +54,13 @@ def redis_app(settings: Any) -> Iterator[Any]:
 @pytest.fixture
 def study(builtin_rubrics: None) -> Study:
     return study_create(slug="worker-gen", rubric_slug="humor")
+
+
+@pytest.fixture
+def no_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A started run is not queued (the tests run tasks eagerly, which would do the whole run
+    before the test begins): the test's own threads are its workers."""
+    monkeypatch.setattr(services, "_enqueue_lanes", lambda run_id, lanes: None)
 
 
 def wait_for(condition: Any, seconds: float = 120) -> None:
@@ -92,8 +101,55 @@ def test_a_worker_over_redis_runs_cancels_and_resumes_without_duplicates(
     assert sorted(asked) == sorted(f"joke number {n}" for n in range(6))
 
 
+def _blocked_on_a_lock(application_pid: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", [application_pid]
+        )
+        row = cursor.fetchone()
+    return row is not None and row[0] == "Lock"
+
+
+def test_a_claim_under_way_when_a_cancel_commits_hands_nothing_out(
+    postgres_only: None, no_workers: None, study: Study, provider: FakeProvider
+) -> None:
+    """Once the cancel has committed, no output may become running: a claim that read the run
+    as running just before must not write its claim just after (the worker would then ask the
+    model for an output of a cancelled run)."""
+    prompts = make_set(study, single("p0", "joke 0"), single("p1", "joke 1"))
+    model = make_endpoint(study, provider.url, max_concurrency=1)
+    run = generation_run_start(
+        study=study, prompt_set_ids=[prompts.pk], endpoint_ids=[model.pk], explain=False
+    )
+    claims: list[int | None] = []
+    claimer_pid: list[int] = []
+
+    def claimer() -> None:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                claimer_pid.append(cursor.fetchone()[0])
+            claims.append(output_claim(run_id=run.pk, endpoint_id=model.pk).output_id)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=claimer)
+    with transaction.atomic():
+        # The cancel's transaction also holds the first output, so a claim that gets as far as
+        # writing waits here; the claim is let go only when the cancel commits.
+        list(run.outputs.select_for_update().order_by("pk")[:1])
+        generation_run_cancel(run=run)
+        thread.start()
+        wait_for(lambda: bool(claimer_pid) and _blocked_on_a_lock(claimer_pid[0]), seconds=30)
+        assert claimer_pid
+        assert _blocked_on_a_lock(claimer_pid[0])
+    thread.join(30)
+    assert claims == [None]
+    assert not run.outputs.exclude(status=Status.PENDING).exists()
+
+
 def test_threads_never_exceed_the_endpoints_concurrency_limit(
-    postgres_only: None, study: Study, provider: FakeProvider
+    postgres_only: None, no_workers: None, study: Study, provider: FakeProvider
 ) -> None:
     provider.hold_seconds = 0.2
     prompts = make_set(study, *[single(f"p{n}", f"joke {n}") for n in range(8)])
