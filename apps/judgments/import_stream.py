@@ -32,7 +32,7 @@ from queue import SimpleQueue
 
 from django.db import connections
 
-from apps.core.bulk import draw_keys
+from apps.core.bulk import copies_sent_behind, draw_keys
 from apps.core.errors import LineError
 from apps.core.lines import Record
 from apps.judgments.import_rows import RowWriter
@@ -44,6 +44,7 @@ from apps.judgments.importing import (
     widen_bounds,
 )
 from apps.raters.models import Rater, RaterSession
+from apps.raters.selectors import background_group_keys
 from apps.raters.services import ImportedRater, raters_write_imported
 from apps.studies.models import Study
 
@@ -66,6 +67,9 @@ class Streamed:
     # rater external id -> (earliest start, latest line) of their dated lines written so far
     bounds: dict[str, tuple[datetime, datetime]] = field(default_factory=dict)
     created: Counter[str] = field(default_factory=Counter)
+    # The study's background groups, read once: a read between two batches would wait for
+    # the COPYs still queued (`copies_sent_behind`).
+    groups: dict[str, int] = field(default_factory=dict)
 
     def changed(self, raters: Iterable[ImportedRater]) -> list[ImportedRater]:
         """Of the raters as the whole file gives them, those written otherwise."""
@@ -82,7 +86,9 @@ def written_while_read(
     """Read and check `records` in a thread while writing their rows here (see the module)."""
     stored = set(Rater.objects.filter(study=study).values_list("external_id", flat=True))
     writer = RowWriter(study)
-    streamed = Streamed(ParsedJudgments(), complete=True, now=writer.now)
+    streamed = Streamed(
+        ParsedJudgments(), complete=True, now=writer.now, groups=background_group_keys(study=study)
+    )
     read: SimpleQueue[tuple[ParsedJudgments, int] | None] = SimpleQueue()
     stop = threading.Event()
 
@@ -104,11 +110,14 @@ def written_while_read(
     with ThreadPoolExecutor(1, thread_name_prefix="import-read") as pool:
         reading = pool.submit(read_all)
         reading.add_done_callback(lambda _: read.put(None))
-        try:
-            _write_as_read(read, stored, writer, study, streamed)
-        except BaseException:
-            stop.set()
-            raise
+        # Each COPY is sent by a thread of its own while the next rows are made; the reading
+        # is stopped as soon as the writing fails, before the COPYs still queued are waited for.
+        with copies_sent_behind():
+            try:
+                _write_as_read(read, stored, writer, study, streamed)
+            except BaseException:
+                stop.set()
+                raise
         parsed = reading.result()
     streamed.parsed = parsed
     if streamed.complete and (parsed.errors or not parsed.rows):
@@ -169,7 +178,7 @@ def _write(
             started, last = bounds.get(rater, undated)
             new.append(ImportedRater(rater, background, age_band, line, started, last))
         keys = list(zip(draw_keys(Rater, len(new)), draw_keys(RaterSession, len(new)), strict=True))
-        raters_write_imported(study=study, raters=new, keys=keys)
+        raters_write_imported(study=study, raters=new, keys=keys, groups=streamed.groups)
         for spec, pair in zip(new, keys, strict=True):
             people[spec.external_id] = pair
             streamed.written[spec.external_id] = spec

@@ -10,11 +10,16 @@ from django.http import HttpRequest
 
 from apps.core.compiled import CompiledRead
 from apps.core.errors import NotFound
-from apps.raters.models import Rater, RaterSession
+from apps.raters.models import BackgroundGroup, Rater, RaterSession
 from apps.studies.models import Study
 from apps.studies.selectors import study_for_raters
 
 _SESSION_KEY = "laughlab:rater:{study_id}"
+
+
+def background_group_keys(*, study: Study) -> dict[str, int]:
+    """The study's background groups: code -> key."""
+    return dict(BackgroundGroup.objects.filter(study=study).values_list("code", "pk"))
 
 
 def rater_session_entry(*, study: Study) -> str:

@@ -18,6 +18,7 @@ from apps.core.bulk import bulk_insert
 from apps.core.errors import DomainError, LineError, SessionExpired
 from apps.core.sentences import Sentence
 from apps.raters.models import UNKNOWN_BACKGROUND, AgeBand, BackgroundGroup, Rater, RaterSession
+from apps.raters.selectors import background_group_keys
 from apps.studies.languages import normalise
 from apps.studies.models import Study
 
@@ -128,13 +129,18 @@ def raters_ensure_imported(
 
 
 def raters_write_imported(
-    *, study: Study, raters: Sequence[ImportedRater], keys: Sequence[tuple[int, int]]
+    *,
+    study: Study,
+    raters: Sequence[ImportedRater],
+    keys: Sequence[tuple[int, int]],
+    groups: Mapping[str, int] | None = None,
 ) -> None:
     """New imported raters and their sessions, under keys drawn ahead (`draw_keys`): (rater
     key, session key) for each. For an import that writes its judgments while its file is read
     (apps/judgments/import_stream.py): each rater is written as read so far, and
-    `raters_mend_imported` brings them up to date once the whole file is read."""
-    _insert_raters(study, raters, [rater for rater, _ in keys])
+    `raters_mend_imported` brings them up to date once the whole file is read. `groups`: the
+    study's background groups by code (`background_group_keys`), if the caller has them."""
+    _insert_raters(study, raters, [rater for rater, _ in keys], groups)
     _insert_sessions(
         study,
         [(rater, spec) for (rater, _), spec in zip(keys, raters, strict=True)],
@@ -181,9 +187,12 @@ def raters_mend_imported(
 
 
 def _insert_raters(
-    study: Study, raters: Sequence[ImportedRater], keys: Sequence[int] | None = None
+    study: Study,
+    raters: Sequence[ImportedRater],
+    keys: Sequence[int] | None = None,
+    groups: Mapping[str, int] | None = None,
 ) -> list[int]:
-    groups = dict(BackgroundGroup.objects.filter(study=study).values_list("code", "pk"))
+    groups = background_group_keys(study=study) if groups is None else groups
     now = timezone.now()
     # Read once: a model's pk is a property, and a choice a class attribute, per rater.
     study_id, imported, undisclosed = study.pk, Rater.Origin.IMPORTED, AgeBand.UNDISCLOSED

@@ -351,3 +351,63 @@ def test_instants_shared_by_many_rows_are_stored_as_each_rows_own():
     stored = _sessions_stored(rows)
     assert [session.started_at for session in stored] == starts
     assert [session.ended_at for session in stored] == [later, None, later, None]
+
+
+@pytest.mark.django_db
+def test_copies_sent_behind_store_every_row_in_order_and_a_read_waits_for_them(
+    postgres_only, monkeypatch
+):
+    """Inside `copies_sent_behind` a thread sends the COPYs while the caller goes on: more
+    chunks than may be queued at once all land, with keys drawn from the table's sequence on
+    a connection of their own, and a read after them (through the ORM) sees every row."""
+    monkeypatch.setattr(bulk, "COPY_CHUNK", 2)
+    monkeypatch.setattr(bulk._SentBehind, "QUEUED", 2)
+    study = StudyFactory()
+    rows = _three_times(study.pk)
+    with transaction.atomic():
+        before = Item.objects.create(study=study, external_id="before", text="t", source="human")
+        with bulk.copies_sent_behind():
+            pks = bulk_insert(Item, COLUMNS, rows, returning=True)
+            assert Item.objects.filter(pk__in=pks).count() == len(rows)
+            drawn = bulk.draw_keys(Item, 2)
+        after = Item.objects.create(study=study, external_id="after", text="t", source="human")
+    by_pk = Item.objects.in_bulk(pks)
+    assert [by_pk[pk].external_id for pk in pks] == [row[1] for row in rows]
+    assert [by_pk[pk].context for pk in pks] == CONTEXTS * 3
+    assert before.pk < min(pks)
+    assert max(pks) < min(drawn)
+    assert max(drawn) < after.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_copy_refused_behind_raises_in_the_caller_and_stores_nothing(postgres_only):
+    """A row the database refuses while the thread sends it: the caller gets the ORM's
+    IntegrityError (at the block's end, or at its next statement), and the transaction
+    stores nothing of the block."""
+    study = StudyFactory()
+    rows = _rows(study.pk)
+    # The same external id twice: the study's unique key refuses the second row.
+    rows.append(rows[0])
+    with pytest.raises(IntegrityError), transaction.atomic(), bulk.copies_sent_behind():
+        bulk_insert(Item, COLUMNS, rows, returning=True)
+    assert not Item.objects.filter(study=study).exists()
+    reached: list[str] = []
+
+    def insert_then_read() -> None:
+        bulk_insert(Item, COLUMNS, rows, returning=True)
+        Item.objects.filter(study=study).count()  # waits for the COPY, and raises its error
+        reached.append("the read after the refused COPY")
+
+    with pytest.raises(IntegrityError), transaction.atomic(), bulk.copies_sent_behind():
+        insert_then_read()
+    assert reached == []
+    assert not Item.objects.filter(study=study).exists()
+
+
+def test_copies_sent_behind_change_nothing_off_postgresql(db):
+    if connection.vendor == "postgresql":
+        pytest.skip("the other databases' path")
+    study = StudyFactory()
+    with transaction.atomic(), bulk.copies_sent_behind():
+        pks = bulk_insert(Item, COLUMNS, iter(_rows(study.pk)), returning=True)
+    _check_round_trip(study.pk, pks)
