@@ -135,10 +135,11 @@ class _SentBehind:
         self._keys: Any = None
 
     def send(self, statement: str, text: str) -> None:
+        data = text.encode()
         if len(self.pending) >= self.QUEUED:
             self.pending[0].exception()  # waits for the oldest; `wait` raises its failure
         self._note_finished()
-        self.pending.append(self.pool.submit(self._copy, statement, text))
+        self.pending.append(self.pool.submit(self._copy, statement, data))
 
     def _note_finished(self) -> None:
         for future in [f for f in self.pending if f.done()]:
@@ -160,9 +161,11 @@ class _SentBehind:
         if self._keys is not None:
             self._keys.close()
 
-    def _copy(self, statement: str, text: str) -> None:
+    def _copy(self, statement: str, data: bytes) -> None:
         with self.raw.cursor() as cursor:
-            cursor.copy_expert(statement, io.StringIO(text), size=1 << 20)
+            # Read whole, as bytes: each read takes the interpreter's lock, which the thread
+            # making the next rows holds most of the time.
+            cursor.copy_expert(statement, io.BytesIO(data), size=len(data) + 1)
 
     def wait(self) -> None:
         """Until every queued COPY has run; the first that failed raises, as the ORM raises
