@@ -204,7 +204,8 @@ def copies_sent_behind() -> Iterator[None]:
         sender.wait()
     finally:
         _behind.reset(token)
-        # On an error, the COPYs still queued run into the aborted transaction and fail.
+        # On an error the COPYs still queued are waited for before the caller's transaction
+        # is rolled back: the connection is not the sending thread's any more after this.
         sender.close()
 
 
