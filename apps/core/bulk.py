@@ -137,8 +137,12 @@ class _SentBehind:
     def send(self, statement: str, text: str) -> None:
         data = text.encode()
         if len(self.pending) >= self.QUEUED:
-            self.pending[0].exception()  # waits for the oldest; `wait` raises its failure
+            self.pending[0].exception()  # waits for the oldest
         self._note_finished()
+        if self.failed is not None:
+            # Raised here, not at the block's end: the rest of a large file is not made and
+            # sent into a transaction that can only be rolled back.
+            self.wait()
         self.pending.append(self.pool.submit(self._copy, statement, data))
 
     def _note_finished(self) -> None:

@@ -404,6 +404,30 @@ def test_a_copy_refused_behind_raises_in_the_caller_and_stores_nothing(postgres_
     assert not Item.objects.filter(study=study).exists()
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_copy_refused_behind_stops_the_rows_after_it(postgres_only, monkeypatch):
+    """Once a queued COPY has failed, the next chunk raises instead of being made and sent:
+    the rest of a large file is not formatted for a transaction that can only roll back."""
+    monkeypatch.setattr(bulk, "COPY_CHUNK", 2)
+    monkeypatch.setattr(bulk._SentBehind, "QUEUED", 1)
+    study = StudyFactory()
+    rows = _three_times(study.pk)
+    # The first chunk's second row repeats its first: the study's unique key refuses it.
+    rows[1] = rows[0]
+    taken: list[tuple[object, ...]] = []
+
+    def counted() -> Any:
+        for row in rows:
+            taken.append(row)
+            yield row
+
+    with pytest.raises(IntegrityError), transaction.atomic(), bulk.copies_sent_behind():
+        bulk_insert(Item, COLUMNS, counted(), returning=True)
+    # The failed chunk, and the one whose sending waited for it: not the other eight rows.
+    assert len(taken) == 4
+    assert not Item.objects.filter(study=study).exists()
+
+
 def test_copies_sent_behind_change_nothing_off_postgresql(db):
     if connection.vendor == "postgresql":
         pytest.skip("the other databases' path")
