@@ -72,8 +72,8 @@ class Streamed:
     bounds: dict[str, tuple[datetime, datetime]] = field(default_factory=dict)
     created: Counter[str] = field(default_factory=Counter)
     # The study's background groups, read once: a read between two batches would wait for
-    # the COPYs still queued (`copies_sent_behind`).
-    groups: dict[str, int] = field(default_factory=dict)
+    # the COPYs still queued (`copies_sent_behind`). None: each batch reads them.
+    groups: dict[str, int] | None = None
 
     def changed(self, raters: Iterable[ImportedRater]) -> list[ImportedRater]:
         """Of the raters as the whole file gives them, those written otherwise."""
