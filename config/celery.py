@@ -37,8 +37,36 @@ def _below_the_web_server(sender: object = None, **kwargs: object) -> None:
     lower priority than the web server: an aggregation is seconds of CPU that may wait, a
     rater's request milliseconds that should not. On cores the two share, the scheduler then
     gives a request its core when it needs one, and the worker every moment no request does.
-    `WORKER_NICE=0` keeps the worker at the web server's priority."""
+    `WORKER_NICE=0` keeps the worker at the web server's priority.
+
+    With `WORKER_IDLE_CLASS` (the default) it also moves to Linux's idle scheduling class (see
+    settings.py): a nice value only weighs the worker's share of a core, while a request that
+    wakes to find both cores busy, one of them with an aggregation, still waits its turn."""
     from django.conf import settings
 
     if settings.WORKER_NICE:
         os.nice(settings.WORKER_NICE)
+    if settings.WORKER_IDLE_CLASS:
+        _into_the_idle_class()
+
+
+def _into_the_idle_class() -> None:
+    """Every thread of this process into SCHED_IDLE; threads and processes it starts later
+    inherit it. Where the class does not exist (not Linux) or is refused, the nice value
+    stays, and the worker says so."""
+    setter = getattr(os, "sched_setscheduler", None)
+    idle = getattr(os, "SCHED_IDLE", None)
+    if setter is None or idle is None:
+        logging.getLogger(__name__).warning("no idle scheduling class here; the nice value only")
+        return
+    # The policy is a thread's own (pid 0 would be the calling thread alone).
+    for task in os.listdir("/proc/self/task"):
+        try:
+            setter(int(task), idle, os.sched_param(0))
+        except ProcessLookupError:  # a thread that ended meanwhile
+            continue
+        except OSError:
+            logging.getLogger(__name__).warning(
+                "could not enter the idle scheduling class; the nice value only", exc_info=True
+            )
+            return

@@ -381,6 +381,12 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 840, minimu
 WORKER_NICE = env_int("WORKER_NICE", 10, minimum=0)
 if WORKER_NICE > 19:
     raise ImproperlyConfigured(f"WORKER_NICE must be at most 19, got {WORKER_NICE}")
+# On Linux a `celery worker` also runs in the idle scheduling class (SCHED_IDLE): it computes
+# on a core only when nothing else wants it, and the kernel counts a core running only
+# idle-class work as free when it places a waking process, so a rater's request that arrives
+# during an aggregation takes that core at once instead of queueing on the other one. A nice
+# value alone still leaves the request waiting for a core. Off: the nice value alone.
+WORKER_IDLE_CLASS = env_bool("WORKER_IDLE_CLASS", True)
 
 # Statistics and aggregation.
 AGGREGATE_DEBOUNCE_SECONDS = env_int("AGGREGATE_DEBOUNCE_SECONDS", 10, minimum=0)

@@ -79,6 +79,7 @@ def test_database_and_redis_urls_select_postgresql_and_redis():
         ({"DEBUG": "1", "WORKER_NICE": "-5"}, "WORKER_NICE must be at least 0"),
         ({"DEBUG": "1", "WORKER_NICE": "20"}, "WORKER_NICE must be at most 19"),
         ({"DEBUG": "1", "WORKER_NICE": "low"}, "WORKER_NICE must be an integer"),
+        ({"DEBUG": "1", "WORKER_IDLE_CLASS": "later"}, "WORKER_IDLE_CLASS must be one of"),
     ],
 )
 def test_malformed_values_stop_the_process_with_the_setting_named(env, message):
