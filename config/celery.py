@@ -57,7 +57,8 @@ def _into_the_idle_class() -> None:
     setter = getattr(os, "sched_setscheduler", None)
     idle = getattr(os, "SCHED_IDLE", None)
     if setter is None or idle is None:
-        logging.getLogger(__name__).warning("no idle scheduling class here; the nice value only")
+        # Not Linux (a laptop's demo): expected, so not a warning at every start.
+        logging.getLogger(__name__).info("no idle scheduling class here; the nice value only")
         return
     # The policy is a thread's own (pid 0 would be the calling thread alone).
     for task in os.listdir("/proc/self/task"):
