@@ -52,11 +52,15 @@ def _enqueue(study_id: int, claimed_at: datetime) -> bool:
     from apps.analysis.tasks import study_aggregate_task
 
     due = claimed_at + timedelta(seconds=settings.AGGREGATE_DEBOUNCE_SECONDS)
+    queued_at = timezone.now()
     # A countdown, not the eta itself: one already due (no debounce, or a claim that took that
     # long) is then sent as a plain task, which the worker runs as soon as it takes it.
-    countdown = max(0.0, (due - timezone.now()).total_seconds())
+    countdown = max(0.0, (due - queued_at).total_seconds())
+    # The claim travels with its message: a claim moved earlier sends a second message, and
+    # the first then finds its claim served (claim_served).
+    claim = {"claimed_at": claimed_at.isoformat(), "queued_at": queued_at.isoformat()}
     try:
-        study_aggregate_task.apply_async(args=[study_id], countdown=countdown)
+        study_aggregate_task.apply_async(args=[study_id], kwargs=claim, countdown=countdown)
     except Exception:  # the broker is down: the judgments are stored; the sweep will catch up
         logger.warning(
             "could not queue aggregation of study %s; the sweep will retry", study_id, exc_info=True
@@ -69,6 +73,32 @@ def _enqueue(study_id: int, claimed_at: datetime) -> bool:
 # Clocks of the web processes and the worker may differ by this much (NTP keeps them within
 # milliseconds); a queued run is trusted to start no earlier than its due time minus this.
 _CLOCK_MARGIN = timedelta(seconds=1)
+
+
+def _trusted_start(claimed_at: datetime) -> datetime:
+    """The earliest moment the run of a claim is trusted to start: evidence committed before
+    it is left unmarked by processes that know the claim (`_QueuedRuns`)."""
+    return claimed_at + timedelta(seconds=settings.AGGREGATE_DEBOUNCE_SECONDS) - _CLOCK_MARGIN
+
+
+def claim_served(state: AggregationState, *, claimed_at: datetime, queued_at: datetime) -> bool:
+    """Whether a queued run's message has nothing left to compute: a run that finished started
+    after the message was queued (so it cleared the claim, and read every judgment committed
+    before it) and no earlier than the claim's trusted start (so it read what processes left
+    unmarked for it).
+
+    This is the message of a claim later moved earlier (`_mark_and_claim`), whose moved run
+    is in. A run that started and never finished (its worker killed) serves nothing, and a
+    claim moved further than its trusted start runs again: both compute once more, never less.
+    """
+    started, finished = state.last_started_at, state.last_finished_at
+    return (
+        started is not None
+        and finished is not None
+        and finished >= started
+        and started > queued_at
+        and started >= _trusted_start(claimed_at)
+    )
 
 
 class _QueuedRuns:
@@ -94,12 +124,20 @@ class _QueuedRuns:
     _RECHECK = timedelta(seconds=1)
 
     def __init__(self) -> None:
-        self._starts: dict[int, datetime] = {}
+        # Per study: the queued run's claim, and its trusted start (by the debounce it was
+        # queued with).
+        self._claims: dict[int, tuple[datetime, datetime]] = {}
         self._checked: dict[int, datetime] = {}
 
-    def cover(self, study_id: int, now: datetime) -> bool:
-        start = self._starts.get(study_id)
-        return start is not None and now < start and not _tasks_run_eagerly()
+    def cover(self, study_id: int, now: datetime, since: datetime) -> bool:
+        """Whether the queued run will read evidence committed `now` and stored at `since`
+        soon enough: it starts after `now`, and its claim is not later than that evidence
+        (a later claim is due too late for it, and the mark moves it)."""
+        known = self._claims.get(study_id)
+        if known is None:
+            return False
+        claim, start = known
+        return claim <= since and now < start and not _tasks_run_eagerly()
 
     def may_check(self, study_id: int, now: datetime) -> bool:
         checked = self._checked.get(study_id)
@@ -108,13 +146,12 @@ class _QueuedRuns:
     def learn(self, study_id: int, scheduled_at: datetime | None, now: datetime) -> None:
         self._checked[study_id] = now
         if scheduled_at is None or _tasks_run_eagerly():
-            self._starts.pop(study_id, None)
+            self._claims.pop(study_id, None)
             return
-        start = scheduled_at + timedelta(seconds=settings.AGGREGATE_DEBOUNCE_SECONDS)
-        self._starts[study_id] = start - _CLOCK_MARGIN
+        self._claims[study_id] = (scheduled_at, _trusted_start(scheduled_at))
 
     def forget(self) -> None:
-        self._starts.clear()
+        self._claims.clear()
         self._checked.clear()
 
 
@@ -147,12 +184,13 @@ class _EvidenceChanged:
             _state_touch(self.study_id)
             return
         now = timezone.now()
-        if queued_runs.cover(self.study_id, now):
+        since = min(self.since, now)
+        if queued_runs.cover(self.study_id, now, since):
             return
         # Marked at the real time (the sweep and the cover compare it with runs' starts); a
         # claimed run is due from the evidence's own time, so the request's time between its
         # evidence and its commit is not added to the lag.
-        claimed_at = _mark_and_claim(self.study_id, now, due_from=min(self.since, now))
+        claimed_at = _mark_and_claim(self.study_id, now, due_from=since)
         if claimed_at is not None:
             queued = _enqueue(self.study_id, claimed_at)
             queued_runs.learn(self.study_id, claimed_at if queued else None, now)
@@ -168,11 +206,11 @@ class _EvidenceChanged:
             )
 
 
-# The mark most answers make (a run is already queued), written in SQL: the ORM's UPDATE
-# compiler cost more CPU than the statement.
+# The mark most answers make (a run is already queued, claimed no later than the evidence),
+# written in SQL: the ORM's UPDATE compiler cost more CPU than the statement.
 _MARK_QUEUED = (
     f"UPDATE {AggregationState._meta.db_table} SET requested_at = %s "
-    "WHERE study_id = %s AND scheduled"
+    "WHERE study_id = %s AND scheduled AND scheduled_at <= %s"
 )
 
 
@@ -180,7 +218,8 @@ def _mark_and_claim(
     study_id: int, now: datetime | None = None, *, due_from: datetime | None = None
 ) -> datetime | None:
     """Mark the study's evidence as changed; the claim's time (its `scheduled_at`, the run due
-    a debounce after it) if this call claimed the one queued run, else None.
+    a debounce after it) if this call claimed the one queued run or moved it earlier (either
+    way a message is to be sent), else None.
 
     `due_from`: when the claiming evidence changed, if earlier than the mark (default: the
     mark's time).
@@ -190,17 +229,33 @@ def _mark_and_claim(
     commit per answer.
     """
     now = now or timezone.now()
+    since = due_from or now
     state = AggregationState.objects.filter(study_id=study_id)
+    adapt = connection.ops.adapt_datetimefield_value
     with connection.cursor() as cursor:
-        cursor.execute(_MARK_QUEUED, [connection.ops.adapt_datetimefield_value(now), study_id])
+        cursor.execute(_MARK_QUEUED, [adapt(now), study_id, adapt(since)])
         if cursor.rowcount:
             return None
-    claimed_at = due_from or now
+    # A run is queued, but claimed by evidence stored after this one: another request claimed
+    # it between this judgment and its mark. Due a debounce after that claim, it would leave
+    # this judgment waiting longer than one debounce, so the claim moves to this judgment's
+    # time and a message due then is sent. The first message, still due at its own time,
+    # finds its claim served by the moved run (claim_served) and computes nothing.
+    queued = state.filter(scheduled=True).values_list("scheduled_at", flat=True).first()
+    if (
+        queued is not None
+        and queued > since
+        and state.filter(scheduled=True, scheduled_at=queued).update(
+            requested_at=now, scheduled_at=since
+        )
+    ):
+        return since
+    claimed_at = since
     if state.filter(scheduled=False).update(
         requested_at=now, scheduled=True, scheduled_at=claimed_at
     ):
         return claimed_at
-    # No state row yet, or the flag changed between the two statements: mark, then try to claim.
+    # No state row yet, or the flag changed between the statements: mark, then try to claim.
     _state_touch(study_id)
     claimed_at = due_from or timezone.now()
     if state.filter(scheduled=False).update(scheduled=True, scheduled_at=claimed_at):
@@ -250,6 +305,25 @@ def study_results_recompute(*, study_id: int) -> None:
     claimed_at = _mark_and_claim(study_id)
     if claimed_at is not None:
         transaction.on_commit(functools.partial(_enqueue, study_id, claimed_at))
+
+
+def study_aggregate_queued(
+    *, study: Study, claim: tuple[datetime, datetime] | None
+) -> StudyResult | None:
+    """A queued run: compute, unless its claim (claimed at, queued at) was already served by a
+    run that read everything it was queued for (claim_served); then None."""
+    if claim is not None:
+        state = AggregationState.objects.filter(study=study).first()
+        claimed_at, queued_at = claim
+        if state is not None and claim_served(state, claimed_at=claimed_at, queued_at=queued_at):
+            logger.info(
+                "run of study %s claimed at %s: served by the run started at %s",
+                study.pk,
+                claimed_at.isoformat(),
+                state.last_started_at,
+            )
+            return None
+    return study_aggregate(study=study)
 
 
 def study_aggregate(

@@ -397,6 +397,116 @@ def test_eager_runs_are_never_trusted_to_come_later(demo_study, queued_with_coun
     assert len(_statements(mark)) >= 1
 
 
+def test_evidence_stored_before_the_queued_runs_claim_moves_that_run_earlier(
+    demo_study, queued_with_countdown, monkeypatch
+):
+    """Another request claimed the run between this judgment and its mark, dating the claim
+    with its own, later judgment: the run is moved to this judgment's time and queued again
+    from it, so this judgment too waits at most one debounce."""
+    claims: list[Any] = []
+    monkeypatch.setattr(
+        services, "_enqueue", lambda study_id, claimed_at: claims.append(claimed_at) or True
+    )
+    claimed = timezone.now()
+    AggregationState.objects.update_or_create(
+        study=demo_study,
+        defaults={"requested_at": claimed, "scheduled": True, "scheduled_at": claimed},
+    )
+    stored = claimed - timedelta(milliseconds=5)
+    services._EvidenceChanged(demo_study.pk, since=stored)()
+    state = AggregationState.objects.get(study=demo_study)
+    assert state.scheduled
+    assert state.scheduled_at == stored
+    assert state.requested_at > claimed
+    assert claims == [stored]
+
+    # Evidence stored after the run's (moved) claim only marks; so does evidence the process
+    # knows the queued run will read.
+    services.queued_runs.forget()
+    services._EvidenceChanged(demo_study.pk, since=claimed)()
+    services._EvidenceChanged(demo_study.pk, since=stored)()
+    assert AggregationState.objects.get(study=demo_study).scheduled_at == stored
+    assert claims == [stored]
+
+
+def test_a_process_that_knows_the_queued_run_still_moves_it_for_earlier_evidence(
+    demo_study, queued_with_countdown, monkeypatch
+):
+    # A threaded server: this process's cover was learnt from a claim dated after this
+    # judgment; that run is due too late for it, so the cover does not apply.
+    claims: list[Any] = []
+    monkeypatch.setattr(
+        services, "_enqueue", lambda study_id, claimed_at: claims.append(claimed_at) or True
+    )
+    AggregationState.objects.filter(study=demo_study).update(scheduled=False)
+    claimed = timezone.now()
+    services._EvidenceChanged(demo_study.pk, since=claimed)()
+    assert claims == [claimed]
+    stored = claimed - timedelta(milliseconds=3)
+    services._EvidenceChanged(demo_study.pk, since=stored)()
+    assert claims == [claimed, stored]
+    assert AggregationState.objects.get(study=demo_study).scheduled_at == stored
+
+
+def _served(state: AggregationState, claimed_at: Any, queued_at: Any) -> bool:
+    return services.claim_served(state, claimed_at=claimed_at, queued_at=queued_at)
+
+
+def test_a_queued_run_is_served_only_by_a_finished_run_that_read_what_it_was_promised(
+    settings,
+):
+    """The message of a moved claim still arrives at its own due time; it computes nothing when
+    a run that finished had started after the message was queued and no earlier than any
+    process trusted the claim's run to start (apps/analysis/services.py, _QueuedRuns)."""
+    settings.AGGREGATE_DEBOUNCE_SECONDS = 10
+    started = timezone.now()
+    finished = started + timedelta(seconds=4)
+    state = AggregationState(last_started_at=started, last_finished_at=finished)
+    debounce = timedelta(seconds=10)
+    # Moved 0.2 s earlier: its run started 0.2 s before this message was due.
+    claimed = started - debounce + timedelta(seconds=0.2)
+    queued = claimed + timedelta(milliseconds=4)
+    assert _served(state, claimed, queued)
+    # Moved further than processes trusted (evidence committed in between may be unmarked).
+    assert not _served(state, started - debounce + timedelta(seconds=1.5), queued)
+    # Queued after that run had started: it is for evidence the run may not have read.
+    assert not _served(state, claimed, started + timedelta(milliseconds=1))
+    # That run was killed (started, never finished), or no run has finished since.
+    assert not _served(
+        AggregationState(last_started_at=started, last_finished_at=started - debounce),
+        claimed,
+        queued,
+    )
+    assert not _served(AggregationState(), claimed, queued)
+
+
+def test_a_message_whose_claim_was_served_computes_nothing(demo_study, settings):
+    from apps.analysis.tasks import study_aggregate_task
+
+    settings.AGGREGATE_DEBOUNCE_SECONDS = 10
+    first = study_aggregate(study=demo_study, rounds=20)
+    state = AggregationState.objects.get(study=demo_study)
+    claimed = state.last_started_at - timedelta(seconds=9.9)
+    queued = claimed + timedelta(milliseconds=4)
+    kept = study_aggregate_task(
+        demo_study.pk, claimed_at=claimed.isoformat(), queued_at=queued.isoformat()
+    )
+    assert kept is None
+    assert StudyResult.objects.get(study=demo_study).computed_at == first.computed_at
+    # One queued after that run started computes; so does a message without its claim (one
+    # queued before claims travelled with their messages).
+    again = study_aggregate_task(
+        demo_study.pk,
+        claimed_at=claimed.isoformat(),
+        queued_at=(state.last_started_at + timedelta(milliseconds=1)).isoformat(),
+    )
+    assert again == first.input_hash
+    second = StudyResult.objects.get(study=demo_study).computed_at
+    assert second > first.computed_at
+    assert study_aggregate_task(demo_study.pk) == first.input_hash
+    assert StudyResult.objects.get(study=demo_study).computed_at > second
+
+
 def test_a_burst_of_submissions_queues_one_run(demo_study):
     AggregationState.objects.filter(study=demo_study).update(scheduled=False)
     for _ in range(5):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import timedelta
 
 import pytest
 from celery.contrib.testing.worker import start_worker
@@ -99,4 +100,56 @@ def test_evidence_within_the_debounce_is_in_the_queued_run_without_a_mark_of_its
     if covered:
         assert result.evidence_as_of == marked.requested_at
     _wait_for(lambda: not AggregationState.objects.filter(study=study, scheduled=True).exists())
+    assert services.aggregate_sweep() == []
+
+
+def test_a_claim_moved_earlier_computes_once_over_a_real_worker(
+    postgres_only, redis_app, demo_study_committed, settings
+):
+    """Another request claimed the queued run between a judgment and its mark: the mark moves
+    the run to its own judgment's time and queues a second message. The worker runs the moved
+    one when it is due; the first, arriving later, finds its claim served and computes
+    nothing."""
+    from celery.signals import task_postrun
+    from django.utils import timezone
+
+    study, _ = demo_study_committed
+    finished: list[tuple[dict[str, str], str | None]] = []
+
+    def record(sender=None, kwargs=None, retval=None, **_):  # type: ignore[no-untyped-def]
+        if sender is not None and sender.name.endswith("study_aggregate_task"):
+            finished.append((dict(kwargs or {}), retval))
+
+    task_postrun.connect(record, weak=False)
+    try:
+        with start_worker(redis_app, pool="solo", perform_ping_check=False, shutdown_timeout=30):
+            # The items' own run (queued by their import, without a debounce) out of the way.
+            _wait_for(lambda: StudyResult.objects.filter(study=study).exists())
+            _wait_for(
+                lambda: not AggregationState.objects.filter(study=study, scheduled=True).exists()
+            )
+            finished.clear()
+            settings.AGGREGATE_DEBOUNCE_SECONDS = 2
+            claimed = timezone.now()
+            services._EvidenceChanged(study.pk, since=claimed)()
+            stored = claimed - timedelta(milliseconds=300)
+            services._EvidenceChanged(study.pk, since=stored)()
+            assert AggregationState.objects.get(study=study).scheduled_at == stored
+            _wait_for(lambda: len(finished) >= 2)
+    finally:
+        task_postrun.disconnect(record)
+    # The moved message ran first, due two seconds after the earlier judgment; the claim's
+    # first message then computed nothing.
+    assert [kwargs["claimed_at"] for kwargs, _ in finished] == [
+        stored.isoformat(),
+        claimed.isoformat(),
+    ]
+    [(_, computed), (_, skipped)] = finished
+    result = StudyResult.objects.get(study=study)
+    assert computed == result.input_hash
+    assert skipped is None
+    state = AggregationState.objects.get(study=study)
+    assert not state.scheduled
+    assert result.evidence_as_of == state.requested_at
+    assert state.last_started_at >= stored + timedelta(seconds=2)
     assert services.aggregate_sweep() == []
