@@ -838,14 +838,33 @@ def _start_worker(env: dict[str, str], work: Path) -> subprocess.Popen[bytes]:
             str(work / "celerybeat-schedule"),
             "--concurrency",
             "1",
+            # Information, into a file: the lines of runs whose claim was served (below).
             "-l",
-            "warning",
+            "info",
+            "--logfile",
+            str(work / WORKER_LOG),
         ],
         cwd=ROOT,
         env=env,
     )
-    _wait_for_heartbeat(env["DATABASE_URL"], spawned, worker)
+    _wait_for_heartbeat(env["DATABASE_URL"], spawned, worker, work / WORKER_LOG)
     return worker
+
+
+WORKER_LOG = "worker.log"
+# apps/analysis/services.py, study_aggregate_queued: a message whose claim had been moved earlier
+# and whose moved run was in.
+SERVED_LINE = ": served by the run started at "
+
+
+def served_messages(work: Path) -> int:
+    """How many queued runs computed nothing because their claim had been moved earlier (a
+    judgment stored before another request's claim) and the moved run had read it all."""
+    log = work / WORKER_LOG
+    if not log.exists():
+        return 0
+    with log.open(encoding="utf-8", errors="replace") as lines:
+        return sum(1 for line in lines if SERVED_LINE in line)
 
 
 def _database_now(dsn: str) -> Any:
@@ -857,7 +876,7 @@ def _database_now(dsn: str) -> Any:
 
 
 def _wait_for_heartbeat(
-    dsn: str, since: Any, worker: subprocess.Popen[bytes], timeout: float = 120.0
+    dsn: str, since: Any, worker: subprocess.Popen[bytes], log: Path, timeout: float = 120.0
 ) -> None:
     """Until the worker has recorded its start-up heartbeat (`worker_ready`): the phase
     measures a running worker, as a deployment has one, not the seconds it takes to start.
@@ -871,7 +890,10 @@ def _wait_for_heartbeat(
         with connection.cursor() as cursor:
             while time.monotonic() < deadline:
                 if worker.poll() is not None:
-                    raise SystemExit(f"the Celery worker exited with status {worker.returncode}")
+                    tail = log.read_text(errors="replace")[-3000:] if log.exists() else ""
+                    raise SystemExit(
+                        f"the Celery worker exited with status {worker.returncode}:\n{tail}"
+                    )
                 cursor.execute("SELECT 1 FROM core_workerheartbeat WHERE seen_at >= %s", [since])
                 if cursor.fetchone():
                     return
@@ -1106,6 +1128,10 @@ def orchestrate(args: argparse.Namespace) -> int:
             probe.join()
             debounce = float(env.get("AGGREGATE_DEBOUNCE_SECONDS", "10"))
             print(f"  {probe.summary(debounce)}")
+            print(
+                f"  claims moved earlier by a judgment stored before them, whose first message "
+                f"then computed nothing: {served_messages(work)} (the worker's log)"
+            )
         if ceiling is not None:
             load = phases["load"]
             per_s = load["requests"] / load["seconds"]

@@ -98,3 +98,34 @@ def test_a_claim_dated_before_the_last_runs_start_belongs_to_the_next_run(
 def test_no_run_after_any_judgment_is_said_so(run_load: ModuleType) -> None:
     probe = _probe(run_load, {100.0: 104.0}, [101.0, 102.0], {90.0})
     assert probe.summary(10.0) == "no run finished after a judgment of the phase (2 judgments)"
+
+
+@pytest.mark.django_db
+def test_the_worker_log_count_reads_the_line_a_served_claim_logs(
+    run_load: ModuleType, demo_study: Any, settings: Any, caplog: Any, tmp_path: Any
+) -> None:
+    # The count of messages whose moved claim was served is read off the worker's log: the
+    # line the service writes is the one the benchmark looks for.
+    import logging
+    from datetime import timedelta
+
+    from apps.analysis.models import AggregationState
+    from apps.analysis.services import study_aggregate, study_aggregate_queued
+
+    settings.AGGREGATE_DEBOUNCE_SECONDS = 10
+    study_aggregate(study=demo_study, rounds=20)
+    started = AggregationState.objects.get(study=demo_study).last_started_at
+    claimed = started - timedelta(seconds=9.9)
+    with caplog.at_level(logging.INFO, logger="apps.analysis.services"):
+        assert (
+            study_aggregate_queued(
+                study=demo_study, claim=(claimed, claimed + timedelta(milliseconds=3))
+            )
+            is None
+        )
+    [line] = [r.getMessage() for r in caplog.records if r.name == "apps.analysis.services"]
+    assert run_load.served_messages(tmp_path) == 0  # no log yet
+    (tmp_path / run_load.WORKER_LOG).write_text(
+        f"[2026-12-07 16:00:00,000: INFO/ForkPoolWorker-1] {line}\nanother line\n"
+    )
+    assert run_load.served_messages(tmp_path) == 1
