@@ -102,7 +102,8 @@ def claim_served(state: AggregationState, *, claimed_at: datetime, queued_at: da
 
 
 class _QueuedRuns:
-    """Per process: the earliest moment the run queued for each study can start.
+    """Per process: the claim of the run queued for each study, and the earliest moment that
+    run can start.
 
     A run is due `AGGREGATE_DEBOUNCE_SECONDS` after its `scheduled_at` (its Celery eta:
     the worker does not start it before then), and reads every judgment committed before it
@@ -111,7 +112,10 @@ class _QueuedRuns:
     a statement (and a commit) on every answer. Nothing is lost when a run comes late or never
     (its message lost, a duplicate run started early): the study was already marked stale by
     the mark that queued the run, and the sweep finds unmarked evidence by its insertion time
-    (`_mark_unmarked_evidence`).
+    (`_mark_unmarked_evidence`). Evidence stored before the run's claim is always marked: the
+    run is due too late for it, and its mark moves the claim earlier (`_mark_and_claim`); the
+    moved run still starts no earlier than the trusted start, or the first message computes
+    again (`claim_served`).
 
     A run queued by another process is learnt by reading its `scheduled_at`, at most once a
     `_RECHECK` per study: while a run is overdue (the worker busy or down) the answers are
