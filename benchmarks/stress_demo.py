@@ -381,6 +381,11 @@ def run(*, minutes: float, raters: int, folder: Path, impatient: bool = False) -
         "server_errors": tally.server_errors[:20],
         "worker_deaths": re.findall(r"the [\w -]+ \(pid \d+\) exited with code [-\d]+", log),
         "critical_lines": [line for line in log.splitlines() if "CRITICAL" in line][:20],
+        # A 503 the server gave for its database, with SQLite's own name for the error (a
+        # busy timeout run out, or a write begun on a stale read): what a server error means.
+        "database_unavailable": [
+            line for line in log.splitlines() if "database unavailable during" in line
+        ][:20],
     }
     report["ok"] = not (
         report["exports_unfinished"]

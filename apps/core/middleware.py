@@ -10,6 +10,7 @@ the same response."""
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 
 from django.db import InterfaceError, OperationalError
@@ -37,9 +38,33 @@ def wants_json(request: HttpRequest) -> bool:
     )
 
 
+def database_error_name(exc: BaseException | None) -> str:
+    """SQLite's own name for the error behind a database exception, or "" (another database,
+    or none). "database is locked" is SQLite's message for every busy case: SQLITE_BUSY once
+    the busy timeout ran out waiting for another writer, SQLITE_BUSY_SNAPSHOT at once when
+    this connection still held an older read (a statement left unfinished) as it began to
+    write. The name tells an operator which of the two happened."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        name = getattr(exc, "sqlite_errorname", None)
+        if name:
+            return str(name)
+        exc = exc.__cause__ or exc.__context__
+    return ""
+
+
 def database_unavailable_response(request: HttpRequest) -> HttpResponse:
-    """The retryable 503 for a database that could not be reached, drawn without touching it."""
-    logger.warning("database unavailable during %s %s", request.method, request.path, exc_info=True)
+    """The retryable 503 for a database that could not be reached, drawn without touching it.
+    Called while the database error is being handled: the log line carries it."""
+    name = database_error_name(sys.exc_info()[1])
+    logger.warning(
+        "database unavailable during %s %s%s",
+        request.method,
+        request.path,
+        f" ({name})" if name else "",
+        exc_info=True,
+    )
     error = DatabaseUnavailable(
         "the database is briefly unavailable; nothing was saved — please retry"
     )

@@ -6,10 +6,14 @@ would fail a second time on the same database)."""
 
 from __future__ import annotations
 
+import logging
+import sqlite3
+
 import pytest
 from django.db import OperationalError
 from django.test import Client, override_settings
 
+from apps.core.middleware import database_error_name, database_unavailable_response
 from apps.core.sessions import SessionStore as DatabaseSessionStore
 from apps.core.views import server_error
 from config.urls import handler500
@@ -80,3 +84,49 @@ def test_any_other_failure_is_still_a_500_that_says_nothing_of_its_cause(rf):
         response = server_error(rf.get("/"))
     assert response.status_code == 500
     assert b"secret detail" not in response.content
+
+
+def _sqlite_busy(path, *, stale_read: bool) -> sqlite3.OperationalError:
+    """A real "database is locked" from SQLite in WAL mode: with `stale_read`, a connection
+    that still holds an unfinished read begins to write after another connection wrote
+    (refused at once); without, a writer that gives up at once on another's write lock."""
+    first = sqlite3.connect(path, timeout=0, isolation_level=None)
+    first.execute("PRAGMA journal_mode=WAL")
+    first.execute("CREATE TABLE t (x)")
+    first.executemany("INSERT INTO t VALUES (?)", [(1,), (2,)])
+    other = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        if stale_read:
+            unfinished = first.execute("SELECT x FROM t")
+            unfinished.fetchone()
+            other.execute("INSERT INTO t VALUES (3)")
+        else:
+            other.execute("BEGIN IMMEDIATE")
+        with pytest.raises(sqlite3.OperationalError, match="database is locked") as caught:
+            first.execute("BEGIN IMMEDIATE")
+        return caught.value
+    finally:
+        first.close()
+        other.close()
+
+
+@pytest.mark.parametrize(
+    ("stale_read", "name"), [(True, "SQLITE_BUSY_SNAPSHOT"), (False, "SQLITE_BUSY")]
+)
+def test_the_503_logs_which_busy_sqlite_meant(rf, tmp_path, caplog, stale_read, name):
+    cause = _sqlite_busy(str(tmp_path / "busy.sqlite3"), stale_read=stale_read)
+    assert database_error_name(cause) == name
+    request = rf.post("/s/demo/answer/")
+    try:
+        # As Django's wrapper raises it: its own OperationalError, SQLite's as the cause.
+        raise OperationalError(*cause.args) from cause
+    except OperationalError:
+        with caplog.at_level(logging.WARNING, logger="apps.core.middleware"):
+            response = database_unavailable_response(request)
+    assert response.status_code == 503
+    assert f"database unavailable during POST /s/demo/answer/ ({name})" in caplog.messages
+
+
+def test_an_error_without_sqlite_behind_it_has_no_name():
+    assert database_error_name(OperationalError("server closed the connection")) == ""
+    assert database_error_name(None) == ""
