@@ -623,3 +623,94 @@ def test_each_shuffle_draws_the_items_own_ratings_in_every_order_equally_often()
     _, times = np.unique(first, return_counts=True)
     assert times.size == 7
     assert np.all(np.abs(times - 3000 / 7) < 5 * 19)
+
+
+def test_with_its_ks_a_shuffle_draws_only_the_places_they_read_in_every_order_equally() -> None:
+    """With the k's it serves, each item's random order is drawn only as deep as the largest
+    k with 2k ratings reads (2k places): for k = 1 only, two places, drawn without shuffling
+    the rest of a row (`_random_prefix`). The two are two of the item's own ratings, never the
+    same one, every ordered pair equally often: the first places of a uniform shuffle."""
+    from apps.analysis.stats.reliability import _shuffled_blocks
+
+    counts = np.array([2, 5, 3, 7, 4, 5, 1, 13])
+    it = np.repeat(np.arange(counts.size), counts)
+    rng = np.random.default_rng(4)
+    it = it[rng.permutation(it.size)]
+    va = (1000 * it + np.arange(it.size)).astype(float)
+    pairs: dict[int, list[np.ndarray]] = {3: [], 7: []}
+    for blocks in _shuffled_blocks(it, va, counts, 2, 4000, rng, (1, 3)):
+        # k = 3 reads six places of the rows of 7 and 13 ratings, k = 1 two of the others.
+        assert [block.shape[1:] for block in blocks] == [
+            (1, 2),
+            (1, 2),
+            (1, 2),
+            (2, 2),
+            (1, 6),
+            (1, 6),
+        ]
+        for block in blocks:
+            items = block // 1000
+            assert np.all(items == items[:, :, :1])
+            rows = block.reshape(-1, block.shape[2]).tolist()
+            assert all(len(set(row)) == len(row) for row in rows)
+        pairs[3].append(blocks[3][:, 1, :])  # item 5: 5 ratings, two places
+        pairs[7].append(blocks[5][:, 0, :])  # item 7: 13 ratings, six places
+    five = np.concatenate(pairs[3])
+    assert five.shape == (4000, 2)
+    ids = np.unique(five)
+    assert ids.size == 5
+    first, second = np.searchsorted(ids, five[:, 0]), np.searchsorted(ids, five[:, 1])
+    table = np.bincount(5 * first + second, minlength=25).reshape(5, 5)
+    assert np.all(np.diag(table) == 0)
+    # 20 ordered pairs, each about 4000 / 20 = 200 times (sd about 14).
+    off = table[~np.eye(5, dtype=bool)]
+    assert np.all(np.abs(off - 200) < 5 * 14)
+    # The 13-rating item's six places: each of its ratings first about 1/13 of the time.
+    thirteen = np.concatenate(pairs[7])
+    _, times = np.unique(thirteen[:, 0], return_counts=True)
+    assert times.size == 13
+    assert np.all(np.abs(times - 4000 / 13) < 5 * 17)
+
+
+def test_prefix_draws_give_each_place_every_rating_left_equally_often() -> None:
+    """`_random_prefix` on its own, three places of rows of nine: the joint law of a
+    shuffle's first three places (9 x 8 x 7 ordered triples, each equally likely)."""
+    from apps.analysis.stats.reliability import _random_prefix
+
+    table = np.arange(18, dtype=float).reshape(2, 9)
+    drawn = _random_prefix(table, 60_000, 3, np.random.default_rng(6))
+    assert drawn.shape == (60_000, 2, 3)
+    assert np.all(drawn[:, 1] >= 9)
+    assert np.all(drawn[:, 0] < 9)
+    places = drawn[:, 0, :].astype(int)
+    assert np.all(
+        (places[:, 0] != places[:, 1])
+        & (places[:, 0] != places[:, 2])
+        & (places[:, 1] != places[:, 2])
+    )
+    # Each place: each of the nine ratings 1/9 of the time (sd about 77 of 6,667).
+    for j in range(3):
+        assert np.all(np.abs(np.bincount(places[:, j], minlength=9) - 60_000 / 9) < 5 * 77)
+    # Each ordered triple: 60,000 / 504, about 119 times (sd about 11).
+    triples = np.bincount(81 * places[:, 0] + 9 * places[:, 1] + places[:, 2], minlength=729)
+    seen = triples[triples > 0]
+    assert seen.size == 504
+    assert np.all(np.abs(seen - 60_000 / 504) < 5.5 * 11)
+
+
+def test_a_crowd_of_one_grade_raters_reads_k_1_from_two_drawn_places() -> None:
+    """The crowd shape (five one-grade raters per item): only k = 1 has 2k ratings, and its
+    empirical value, read from two drawn places per item, agrees with ICC(1) as the
+    Spearman-Brown prediction says."""
+    rng = np.random.default_rng(12)
+    n_items = 3000
+    item = np.repeat(np.arange(n_items), 5)
+    rater = np.arange(item.size)
+    value = rng.normal(0.0, 1.0, n_items)[item] + rng.normal(0.0, 1.5, item.size)
+    res = k_rater_reliability(item, rater, value, n_items, rounds=50, seed=3)
+    one = next(at_k for at_k in res.by_k if at_k.k == 1)
+    assert one.empirical_items == n_items
+    assert one.empirical is not None
+    assert one.value is not None
+    assert one.empirical == pytest.approx(one.value, abs=0.03)
+    assert all(at_k.empirical is None for at_k in res.by_k if at_k.k > 2)
