@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from apps.analysis.stats.bootstrap import SharedDraws
 from apps.analysis.stats.inputs import StudyInputs
 from apps.analysis.stats.reliability import by_group
 from apps.analysis.stats.style_control import (
@@ -221,11 +222,18 @@ def style_section(
 
 
 def reliability_section(
-    inputs: StudyInputs, *, seed: int, rounds: int, threads: int = 1
+    inputs: StudyInputs,
+    *,
+    seed: int,
+    rounds: int,
+    threads: int = 1,
+    shared: SharedDraws | None = None,
 ) -> dict[str, Any]:
     """``{"study": {...}, "by_source": {source: {...}}}``, each with ``pairs`` and ``scores``
     (split-half) and ``k_rater``; a part without its data is None. ``threads``: see
-    ``reliability.by_group`` (the same results either way)."""
+    ``reliability.by_group`` (the same results either way). With ``shared``, the study's ICC
+    bootstrap reads its raters' resamples from the primary question's source there (the group
+    tables read the same: report.compute_results)."""
     primary = next(
         (q for q, info in enumerate(inputs.questions) if info.name == inputs.primary_question),
         None,
@@ -252,6 +260,9 @@ def reliability_section(
         ks=RELIABILITY_KS,
         whole=whole,
         threads=threads,
+        resamples=shared.source(primary)
+        if shared is not None and primary is not None and scores is not None
+        else None,
     )
     tables = {
         name: {

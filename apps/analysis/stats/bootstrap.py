@@ -12,6 +12,9 @@ Public API
     -> ``(estimate, ci_low, ci_high, n)``, arrays of length ``n_groups``.
 ``bootstrap_statistic(statistic, n_units, *, rounds=1000, seed, level=0.95)``
     -> ``(ci_low, ci_high)``: percentile interval of ``statistic(indices)`` over resampled units.
+``SharedDraws(seed)``
+    Rater resamples that two sections of one document read alike (``SharedDraws.source``),
+    drawn once for both.
 
 Conventions
 -----------
@@ -32,7 +35,9 @@ Conventions
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import numpy as np
@@ -288,13 +293,90 @@ def cluster_draws(rng: np.random.Generator, n_clusters: int, r: int) -> np.ndarr
     return counts.reshape(n_clusters, r).astype(np.float64)
 
 
+ClusterDraws = Callable[[int, int, int], np.ndarray]
+"""``(n_clusters, first round, rounds)`` -> the ``(n_clusters, rounds)`` multiplicities of
+those rounds, as ``cluster_draws`` gives them; a bootstrap asks for its rounds in order."""
+
+
+def drawn_in_turn(rng: np.random.Generator) -> ClusterDraws:
+    """Each batch drawn from ``rng`` when asked for: a bootstrap's own resamples."""
+    return lambda n_clusters, first, r: cluster_draws(rng, n_clusters, r)
+
+
+# What SharedDraws keeps at most for a reader that has not asked yet: 128 MB, eight batches of
+# 75,000 raters (the crowd set's), the whole of a study with a few thousand.
+_SHARED_BUDGET_BYTES = 128 * 2**20
+
+
+class SharedDraws:
+    """Rater resamples read by two bootstraps of one document (the study's k-rater ICC and its
+    group tables, on the primary question): the same batch of rounds is drawn once, by
+    whichever asks first, and kept until the other asks for it.
+
+    Each batch comes from a generator of its own, seeded by the document's seed, the key, the
+    number of clusters and the batch's rounds, so a batch is the same whoever draws it, in
+    whatever thread and order: the document does not depend on the sharing, only its time
+    does. Every column is a Multinomial(n, 1/n) resample of the n clusters, as
+    ``cluster_draws`` gives it, and the batches are independent, so each reader's intervals
+    are those of its own rater bootstrap; the two read the same resampled raters, as the
+    groupings of ``grouped_mean_ci_many`` already do among themselves.
+
+    A batch is kept for ``readers`` - 1 more reads and within ``budget`` bytes; beyond that it
+    is not kept, and a later reader draws it again (the same numbers). A reader that asks for a
+    batch another is drawing waits for it: drawing takes milliseconds and always finishes.
+    Batches are read-only, since both readers hold them.
+    """
+
+    def __init__(self, seed: int, *, readers: int = 2, budget: int = _SHARED_BUDGET_BYTES) -> None:
+        self._seed = seed
+        self._readers = readers
+        self._budget = budget
+        self._held = 0
+        self._lock = threading.Lock()
+        # (key, clusters, first round, rounds) -> (the batch, to come or drawn; reads left;
+        # its bytes)
+        self._batches: dict[tuple[int, int, int, int], tuple[Future[np.ndarray], int, int]] = {}
+
+    def source(self, key: int) -> ClusterDraws:
+        """The draws of one set of resamples (for instance, one question's)."""
+        return lambda n_clusters, first, r: self.batch(key, n_clusters, first, r)
+
+    def batch(self, key: int, n_clusters: int, first: int, r: int) -> np.ndarray:
+        name = (key, n_clusters, first, r)
+        with self._lock:
+            found = self._batches.pop(name, None)
+            if found is not None:
+                future, left, size = found
+                if left > 1:
+                    self._batches[name] = (future, left - 1, size)
+                else:
+                    self._held -= size
+            else:
+                future = Future()
+                size = 8 * n_clusters * r
+                if self._readers > 1 and self._held + size <= self._budget:
+                    self._batches[name] = (future, self._readers - 1, size)
+                    self._held += size
+        if found is not None:
+            return future.result()
+        try:
+            rng = np.random.default_rng([self._seed, key, n_clusters, first, r])
+            drawn = cluster_draws(rng, n_clusters, r)
+        except BaseException as exc:  # a reader waiting for it gets the error, not a hang
+            future.set_exception(exc)
+            raise
+        drawn.flags.writeable = False
+        future.set_result(drawn)
+        return drawn
+
+
 def _grouped_boot_clustered(
     v: np.ndarray,
     g: np.ndarray | list[np.ndarray],
     cl: np.ndarray,
     n_groups: int | list[int],
     rounds: int,
-    rng: np.random.Generator,
+    resamples: ClusterDraws,
 ) -> np.ndarray:
     """(total groups, rounds) resampled group means; with several groupings (lists), their
     groups are stacked in order and every grouping sees the same resampled raters.
@@ -311,7 +393,7 @@ def _grouped_boot_clustered(
         first.append(next(equal, i))
     distinct = [i for i, j in enumerate(first) if i == j]
     boot = _clustered_group_means(
-        v, [gs[j] for j in distinct], cl, [sizes[j] for j in distinct], rounds, rng
+        v, [gs[j] for j in distinct], cl, [sizes[j] for j in distinct], rounds, resamples
     )
     if len(distinct) == len(gs):
         return boot
@@ -325,7 +407,7 @@ def _clustered_group_means(
     cl: np.ndarray,
     sizes: list[int],
     rounds: int,
-    rng: np.random.Generator,
+    resamples: ClusterDraws,
 ) -> np.ndarray:
     """``_grouped_boot_clustered`` of distinct groupings."""
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
@@ -355,7 +437,7 @@ def _clustered_group_means(
     chunk = max(1, _BATCH_ELEMENTS // max(n_clusters, total))
     for start in range(0, rounds, chunk):
         r = min(chunk, rounds - start)
-        prod = np.asarray(stacked @ cluster_draws(rng, n_clusters, r))
+        prod = np.asarray(stacked @ resamples(n_clusters, start, r))
         with np.errstate(invalid="ignore", divide="ignore"):
             # A round that draws none of a group's raters has no mean for it (nan, skipped).
             out[:, start : start + r] = prod[:total] / np.where(
@@ -465,7 +547,7 @@ def grouped_mean_ci(
     if cl is None:
         boot = _grouped_boot_iid(v, g, n, rounds, rng)
     else:
-        boot = _grouped_boot_clustered(v, g, cl, n_groups, rounds, rng)
+        boot = _grouped_boot_clustered(v, g, cl, n_groups, rounds, drawn_in_turn(rng))
     tail = (1.0 - level) / 2.0
     low, high = _quantiles_rows(boot, (tail, 1.0 - tail))
     return estimate, low, high, n
@@ -482,11 +564,15 @@ def grouped_mean_ci_many(
     rounds: int = 1000,
     seed: int,
     level: float = 0.95,
+    resamples: ClusterDraws | None = None,
 ) -> list[GroupStats]:
     """:func:`grouped_mean_ci` with clusters for several groupings of the same values at once
     (per model, per level, per humor type, ...): one resample of the raters per round serves
     every grouping, so each grouping's intervals are those of a rater-clustered bootstrap, and
     the raters are drawn once instead of once per grouping.
+
+    ``resamples``: where the raters' resamples come from (``SharedDraws.source``, to read them
+    with another bootstrap of the same raters); by default they are drawn from ``seed``.
 
     ``groupings`` holds (group index of each value, number of groups) pairs; returns one
     ``(estimate, ci_low, ci_high, n)`` per grouping, in order.
@@ -516,7 +602,9 @@ def grouped_mean_ci_many(
             nan = np.full(n.size, np.nan)
             results.append((estimate, nan, nan.copy(), n))
         return results
-    boot = _grouped_boot_clustered(v, gs, cl, sizes, rounds, np.random.default_rng(seed))
+    boot = _grouped_boot_clustered(
+        v, gs, cl, sizes, rounds, resamples or drawn_in_turn(np.random.default_rng(seed))
+    )
     tail = (1.0 - level) / 2.0
     low, high = _quantiles_rows(boot, (tail, 1.0 - tail))
     start = 0

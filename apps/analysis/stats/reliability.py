@@ -176,7 +176,7 @@ from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 from scipy.special import ndtr, stdtrit
 
-from apps.analysis.stats.bootstrap import cluster_draws
+from apps.analysis.stats.bootstrap import ClusterDraws, drawn_in_turn
 from apps.analysis.stats.bradley_terry import DEFAULT_ALPHA, _newton, bt_fit
 from apps.analysis.stats.keys import has_repeated_pairs
 
@@ -736,8 +736,10 @@ def _bootstrap_icc(
     rng: np.random.Generator,
     *,
     centre: bool = True,
+    resamples: ClusterDraws | None = None,
 ) -> FloatArray:
-    """ICC(1) of ``rounds`` rater-clustered resamples (nan where undefined).
+    """ICC(1) of ``rounds`` rater-clustered resamples (nan where undefined), drawn from ``rng``
+    or read from ``resamples`` (``bootstrap.SharedDraws``), which then leaves ``rng`` as it was.
 
     ``centre=True`` first moves the ratings so that the resampled population has the fitted
     variance components (see "Centring the bootstrap" in the module docstring); ``False`` is
@@ -767,10 +769,11 @@ def _bootstrap_icc(
         ]
     )
     boot = np.empty(rounds)
+    resampled = resamples or drawn_in_turn(rng)
     chunk = max(1, _BATCH_ELEMENTS // max(n_items, n_raters, 1))
     for first in range(0, rounds, chunk):
         r = min(chunk, rounds - first)
-        draw = cluster_draws(rng, n_raters, r)
+        draw = resampled(n_raters, first, r)
         total_n, total_s, total_q = rater_totals @ draw
         boot[first : first + r] = _one_way(
             np.asarray(per_count @ draw), np.asarray(per_sum @ draw), total_n, total_s, total_q
@@ -1029,9 +1032,11 @@ def _k_rater_without_empirical(
     n_items: int,
     options: _KRaterOptions,
     rng: np.random.Generator,
+    resamples: ClusterDraws | None = None,
 ) -> KRaterReliability:
     """``k_rater_reliability`` of checked ratings, its empirical part left empty; the
-    bootstrap draws from ``rng`` (and the empirical part from it next)."""
+    bootstrap draws from ``rng`` (and the empirical part from it next), or reads its raters'
+    resamples from ``resamples``."""
     ks, rounds, seed, level, interval, draws = (
         options.ks,
         options.rounds,
@@ -1090,7 +1095,9 @@ def _k_rater_without_empirical(
             ms_within=msw if np.isfinite(msw) else None,
         )
 
-    boot = _bootstrap_icc(it, ra, va, n_items, n_raters, rounds, rng, centre=True)
+    boot = _bootstrap_icc(
+        it, ra, va, n_items, n_raters, rounds, rng, centre=True, resamples=resamples
+    )
     finite = boot[np.isfinite(boot)]
     failed = int(rounds - finite.size)
     tail = (1.0 - level) / 2.0
@@ -1155,6 +1162,7 @@ def by_group(
     alpha: float = DEFAULT_ALPHA,
     whole: str | None = None,
     threads: int = 1,
+    resamples: ClusterDraws | None = None,
 ) -> dict[str, GroupReliability]:
     """Split-half correlations and k-rater reliability for the items of each group code.
 
@@ -1166,6 +1174,8 @@ def by_group(
     pair fits (each split's two Bradley-Terry fits are the expensive part, so sharing them
     halves the cost of asking for the study and its groups), and the same shuffles of each
     item's ratings for the empirical k-rater reliability (see ``_k_rater_by_group``).
+    ``resamples``: the raters' resamples of the whole study's ICC bootstrap, read with another
+    section of the document (``bootstrap.SharedDraws``); by default drawn from ``seed``.
 
     ``item_group`` holds one code per item (its length is the number of items). Scorecard
     statistics use the group's answers only. The pairs' split-half fits use every pair (an
@@ -1214,7 +1224,9 @@ def by_group(
         # (see _k_rater_by_group), while this thread computes the split halves.
         with ThreadPoolExecutor(max_workers=2) if threads > 1 else nullcontext() as pool:
             k_later = (
-                pool.submit(_k_rater_by_group, checked, n_items, members, whole, options, pool)
+                pool.submit(
+                    _k_rater_by_group, checked, n_items, members, whole, options, pool, resamples
+                )
                 if pool is not None
                 else None
             )
@@ -1224,7 +1236,9 @@ def by_group(
             k_results = (
                 k_later.result()
                 if k_later is not None
-                else _k_rater_by_group(checked, n_items, members, whole, options)
+                else _k_rater_by_group(
+                    checked, n_items, members, whole, options, resamples=resamples
+                )
             )
     return {
         label: GroupReliability(
@@ -1255,6 +1269,7 @@ def _k_rater_by_group(
     whole: str | None,
     options: _KRaterOptions,
     pool: Executor | None = None,
+    resamples: ClusterDraws | None = None,
 ) -> dict[str, KRaterReliability]:
     """``k_rater_reliability`` of each group's answers; beside the whole study, the groups'
     empirical k-rater reliability is read from the study's random orders.
@@ -1264,7 +1279,8 @@ def _k_rater_by_group(
     same orders: each group's value is still the mean over ``draws`` independent draws of its
     items' ratings (it differs from a call on the group's answers alone only by Monte Carlo
     error), and the shuffles, the largest part of the statistic's time, are not done twice.
-    The whole study's result equals ``k_rater_reliability`` of all the answers exactly.
+    The whole study's result equals ``k_rater_reliability`` of all the answers exactly, unless
+    its bootstrap reads ``resamples`` (then its interval comes from those resamples).
 
     With a ``pool``, each group's own bootstrap (from its own generator) is handed to it while
     this thread computes the study's bootstrap and the shared draws; a group's bootstrap that no
@@ -1287,7 +1303,7 @@ def _k_rater_by_group(
         if label != whole and pool is not None
     }
     rng = np.random.default_rng(options.seed)
-    study = _k_rater_without_empirical(it, ra, va, n_items, options, rng)
+    study = _k_rater_without_empirical(it, ra, va, n_items, options, rng, resamples)
     if study.reason is not None:
         for future in later.values():
             future.cancel()

@@ -35,6 +35,7 @@ from apps.analysis.stats.agreement import (
 )
 from apps.analysis.stats.boards import reliability_section, style_section
 from apps.analysis.stats.bootstrap import (
+    SharedDraws,
     _wilson,
     grouped_mean_ci_many,
     grouped_proportion_ci,
@@ -91,6 +92,8 @@ _SEED_STYLE = 9000
 _SEED_RELIABILITY = 10000
 _SEED_PAIR_OUTCOMES = 11000
 _SEED_SIGNALS = 12000
+# The raters' resamples that the study's ICC and the group tables read alike (SharedDraws).
+_SEED_SHARED_RESAMPLES = 13000
 _SEED_ITEMS, _SEED_GROUPS, _SEED_AGREEMENT, _SEED_BT, _SEED_TURING, _SEED_DIAG = (
     0,
     1000,
@@ -736,18 +739,20 @@ def _bt_fit_summary(bt: dict[str, Any]) -> dict[str, Any]:
 def _group_tables(
     inputs: StudyInputs,
     labels: dict[str, list[str]],
-    items: list[dict[str, Any]] | None,
     seed: int,
     rounds: int,
     *,
     background: bool = False,
+    shared: SharedDraws | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per dimension (model, level, ...), per group of items: means with rater-clustered CIs,
-    offense rate, Turing accuracy; with `background`, also the means split by the rater's
-    background group (`background`) and, where the raters' languages are known, by the
-    languages the rater reads (`rater_language`: "en", "zh", "en+zh", "unstated"). One resample
-    of the raters per round serves every dimension of a question
-    (bootstrap.grouped_mean_ci_many): the rater groupings cost no draws of their own."""
+    Turing accuracy; with `background`, also the means split by the rater's background group
+    (`background`) and, where the raters' languages are known, by the languages the rater
+    reads (`rater_language`: "en", "zh", "en+zh", "unstated"). One resample of the raters per
+    round serves every dimension of a question (bootstrap.grouped_mean_ci_many): the rater
+    groupings cost no draws of their own. With `shared`, the primary question's resamples are
+    read from there, alike with the study's ICC (compute_results). The offense columns need
+    the items section: `_group_offense` adds them."""
     codes = {dimension: _codes(values) for dimension, values in labels.items()}
     tables: dict[str, dict[str, Any]] = {
         dimension: {name: {"n_items": int(np.sum(item_group == g))} for g, name in enumerate(names)}
@@ -773,6 +778,11 @@ def _group_tables(
     for q, question in enumerate(inputs.questions):
         if question.kind == "choice":
             continue  # an option's index has no mean: see choices.py
+        resamples = (
+            shared.source(q)
+            if shared is not None and question.name == inputs.primary_question
+            else None
+        )
         rows = _question_rows(inputs, q)
         groupings = [
             (item_group[inputs.score_item[rows]], len(names))
@@ -788,6 +798,7 @@ def _group_tables(
             rounds=rounds,
             seed=seed + q,
             level=LEVEL,
+            resamples=resamples,
         )
         dimensions = [*codes, *(name for name, _, _ in rater_dimensions)]
         for dimension, (est, low, high, n) in zip(dimensions, stats, strict=True):
@@ -795,17 +806,8 @@ def _group_tables(
                 tables[dimension][name].setdefault("questions", {})[question.name] = _interval(
                     est[g], low[g], high[g], int(n[g])
                 )
-    offense_answered = np.zeros(inputs.n_items, dtype=bool)
-    offense_q = next(
-        (q for q, qi in enumerate(inputs.questions) if qi.name == inputs.offense_question), None
-    )
-    if offense_q is not None:
-        offense_answered[inputs.score_item[_question_rows(inputs, offense_q)]] = True
     is_ai = ~inputs.item_is_human
     correct = (inputs.turing_guess_ai == is_ai[inputs.turing_item]).astype(float)
-    offensive = (
-        np.array([item["offensive"] for item in items], dtype=float) if items is not None else None
-    )
     for k, (dimension, (item_group, names)) in enumerate(codes.items()):
         table = tables[dimension]
         est, low, high, n = grouped_proportion_ci(
@@ -823,26 +825,44 @@ def _group_tables(
             table[name]["safety_intercepted_items"] = int(
                 inputs.item_safety_intercepted[members].sum()
             )
-            if offensive is not None:
-                table[name]["offensive_items"] = int(offensive[members].sum())
-                # The method's rule counts an item offensive when any rater flags it; the
-                # share is over the items someone answered the flag for.
-                rated = members & offense_answered
-                n_rated = int(rated.sum())
-                flagged_items = int(offensive[rated].sum())
-                any_rater = None
-                if n_rated:
-                    w_low, w_high = _wilson(float(flagged_items), float(n_rated), LEVEL)
-                    any_rater = _interval(flagged_items / n_rated, w_low, w_high, n_rated)
-                table[name]["offense_rate"] = None if any_rater is None else any_rater["value"]
-                table[name]["offense"] = {
-                    "any_rater": any_rater,
-                    # The other reading: the share of raters' answers that flagged it.
-                    "share_of_raters": table[name]
-                    .get("questions", {})
-                    .get(inputs.offense_question),
-                }
     return tables
+
+
+def _group_offense(
+    tables: dict[str, dict[str, Any]],
+    inputs: StudyInputs,
+    labels: dict[str, list[str]],
+    items: list[dict[str, Any]],
+) -> None:
+    """The offense columns of `_group_tables`' item dimensions, from the items' flags."""
+    offense_answered = np.zeros(inputs.n_items, dtype=bool)
+    offense_q = next(
+        (q for q, qi in enumerate(inputs.questions) if qi.name == inputs.offense_question), None
+    )
+    if offense_q is not None:
+        offense_answered[inputs.score_item[_question_rows(inputs, offense_q)]] = True
+    offensive = np.array([item["offensive"] for item in items], dtype=float)
+    for dimension, values in labels.items():
+        item_group, names = _codes(values)
+        table = tables[dimension]
+        for g, name in enumerate(names):
+            members = item_group == g
+            table[name]["offensive_items"] = int(offensive[members].sum())
+            # The method's rule counts an item offensive when any rater flags it; the share
+            # is over the items someone answered the flag for.
+            rated = members & offense_answered
+            n_rated = int(rated.sum())
+            flagged_items = int(offensive[rated].sum())
+            any_rater = None
+            if n_rated:
+                w_low, w_high = _wilson(float(flagged_items), float(n_rated), LEVEL)
+                any_rater = _interval(flagged_items / n_rated, w_low, w_high, n_rated)
+            table[name]["offense_rate"] = None if any_rater is None else any_rater["value"]
+            table[name]["offense"] = {
+                "any_rater": any_rater,
+                # The other reading: the share of raters' answers that flagged it.
+                "share_of_raters": table[name].get("questions", {}).get(inputs.offense_question),
+            }
 
 
 def _turing(
@@ -1183,6 +1203,10 @@ def compute_results(
     for the reliability section: the caller's own work that the document does not depend on
     fills the time this thread would otherwise spend waiting.
     """
+    # The study's ICC bootstrap and the group tables resample the same raters of the primary
+    # question, 1,000 times each: they read one set of resamples (benchmarks/README.md, "The
+    # study's ICC and the group tables read one set of resamples").
+    shared = SharedDraws(seed + _SEED_SHARED_RESAMPLES)
     with ThreadPoolExecutor(max_workers=1) if threads > 1 else nullcontext() as pool:
         reliability = (
             pool.submit(
@@ -1191,24 +1215,50 @@ def compute_results(
                 seed=seed + _SEED_RELIABILITY,
                 rounds=rounds,
                 threads=threads,
+                shared=shared,
             )
             if pool is not None
             else None
         )
-        payload = _compute_results(inputs, seed=seed, rounds=rounds)
+        payload = _compute_results(inputs, seed=seed, rounds=rounds, shared=shared)
         if meanwhile is not None:
             meanwhile()
         payload["reliability"] = (
             reliability.result()
             if reliability is not None
-            else reliability_section(inputs, seed=seed + _SEED_RELIABILITY, rounds=rounds)
+            else reliability_section(
+                inputs, seed=seed + _SEED_RELIABILITY, rounds=rounds, shared=shared
+            )
         )
     return payload
 
 
-def _compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str, Any]:
+def _compute_results(
+    inputs: StudyInputs, *, seed: int, rounds: int, shared: SharedDraws | None = None
+) -> dict[str, Any]:
     """Every section of `compute_results` but reliability, in the document's order (the
-    reliability section's place is kept, and filled by the caller)."""
+    reliability section's place is kept, and filled by the caller).
+
+    The group tables come first: they read the resamples of `shared` while the reliability
+    section's ICC, started at the same time, reads them too (each batch is kept for the other
+    only within a budget, so the two should keep pace)."""
+    labels = {
+        "source": inputs.item_source,
+        "level": inputs.item_level,
+        "humor_type": inputs.item_humor_type,
+        "level_humor_type": [
+            f"{lv}/{ht}" for lv, ht in zip(inputs.item_level, inputs.item_humor_type, strict=True)
+        ],
+    }
+    if any(inputs.item_content_type):
+        # Generated-content studies: news, analysis, creative (the weights differ per type).
+        labels["content_type"] = [ct or "unspecified" for ct in inputs.item_content_type]
+    if inputs.item_language:
+        # Last, so the other dimensions' Turing seeds stay as they were.
+        labels["language"] = inputs.item_language
+    groups: dict[str, Any] = _group_tables(
+        inputs, labels, seed + _SEED_GROUPS, rounds, background=True, shared=shared
+    )
     agreement = _agreement(inputs, seed + _SEED_AGREEMENT, rounds)
     # Analytic (crossed-design variances, no resampling): needs no seed.
     models = _num(compare_models(inputs, level=LEVEL))
@@ -1225,23 +1275,7 @@ def _compute_results(inputs: StudyInputs, *, seed: int, rounds: int) -> dict[str
             by_level[level] = _bradley_terry(
                 inputs, seed + _SEED_BT + 100 * (k + 1), rounds, same_level, same_level_ties
             )
-    labels = {
-        "source": inputs.item_source,
-        "level": inputs.item_level,
-        "humor_type": inputs.item_humor_type,
-        "level_humor_type": [
-            f"{lv}/{ht}" for lv, ht in zip(inputs.item_level, inputs.item_humor_type, strict=True)
-        ],
-    }
-    if any(inputs.item_content_type):
-        # Generated-content studies: news, analysis, creative (the weights differ per type).
-        labels["content_type"] = [ct or "unspecified" for ct in inputs.item_content_type]
-    if inputs.item_language:
-        # Last, so the other dimensions' Turing seeds stay as they were.
-        labels["language"] = inputs.item_language
-    groups: dict[str, Any] = _group_tables(
-        inputs, labels, items, seed + _SEED_GROUPS, rounds, background=True
-    )
+    _group_offense(groups, inputs, labels, items)
     public_agreement = {
         name: {
             **{key: value for key, value in entry.items() if not key.startswith("_")},
@@ -1405,7 +1439,6 @@ def compute_study_document(
             "source": _group_tables(
                 before_exclusions,
                 {"source": before_exclusions.item_source},
-                None,
                 seed + _SEED_GROUPS,
                 rounds,
             )["source"],
