@@ -745,6 +745,12 @@ def _bootstrap_icc(
     variance components (see "Centring the bootstrap" in the module docstring); ``False`` is
     the plain rater bootstrap, kept for ``benchmarks/sim_reliability.py``'s comparison.
     """
+    # Batches as large as for every item given (so the same draws), rows for the rated items
+    # only: a group's bootstrap (by_group) is given all the study's items, and the others are
+    # rows of zeros in every product and sum (two thirds of them for each of three sources).
+    chunk = max(1, _BATCH_ELEMENTS // max(n_items, n_raters, 1))
+    it = _relabelled(it)
+    n_items = int(it.max()) + 1 if it.size else 0
     counts = np.bincount(it, minlength=n_items).astype(np.float64)
     safe = np.maximum(counts, 1.0)
     item_mean = np.bincount(it, weights=va, minlength=n_items) / safe
@@ -770,7 +776,6 @@ def _bootstrap_icc(
     )
     boot = np.empty(rounds)
     resampled = resamples or drawn_in_turn(rng)
-    chunk = max(1, _BATCH_ELEMENTS // max(n_items, n_raters, 1))
     for first in range(0, rounds, chunk):
         r = min(chunk, rounds - first)
         draw = resampled(n_raters, first, r)

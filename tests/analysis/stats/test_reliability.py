@@ -13,6 +13,7 @@ import statsmodels.api as sm
 import statsmodels.formula.api as smf
 from scipy import stats
 
+from apps.analysis.stats import reliability
 from apps.analysis.stats.reliability import (
     _grouped_spearman,
     by_group,
@@ -714,3 +715,22 @@ def test_a_crowd_of_one_grade_raters_reads_k_1_from_two_drawn_places() -> None:
     assert one.value is not None
     assert one.empirical == pytest.approx(one.value, abs=0.03)
     assert all(at_k.empirical is None for at_k in res.by_k if at_k.k > 2)
+
+
+def test_a_groups_icc_bootstrap_is_that_of_its_items_alone():
+    """by_group gives a group's bootstrap every item of the study; the unrated ones are left
+    out of its products and sums, which changes nothing but the time (to rounding)."""
+    rng = np.random.default_rng(21)
+    n_items, n_raters = 90, 60
+    it = np.repeat(np.arange(0, n_items, 3), 8)  # a third of the items, 8 ratings each
+    ra = np.concatenate([rng.choice(n_raters, 8, replace=False) for _ in range(n_items // 3)])
+    va = rng.normal(size=it.size) + 0.4 * (it % 5)
+    given_all = reliability._bootstrap_icc(
+        it, ra, va, n_items, n_raters, 300, np.random.default_rng(4)
+    )
+    # The same rounds per batch as with every item, so the same draws.
+    alone = reliability._bootstrap_icc(
+        it // 3, ra, va, n_items // 3, n_raters, 300, np.random.default_rng(4)
+    )
+    assert np.isfinite(given_all).all()
+    np.testing.assert_allclose(given_all, alone, rtol=0, atol=1e-12)
