@@ -1204,8 +1204,8 @@ def compute_results(
     fills the time this thread would otherwise spend waiting.
     """
     # The study's ICC bootstrap and the group tables resample the same raters of the primary
-    # question, 1,000 times each: they read one set of resamples (benchmarks/README.md, "The
-    # study's ICC and the group tables read one set of resamples").
+    # question, 1,000 times each: they read one set of resamples (benchmarks/README.md, "One
+    # set of rater resamples").
     shared = SharedDraws(seed + _SEED_SHARED_RESAMPLES)
     with ThreadPoolExecutor(max_workers=1) if threads > 1 else nullcontext() as pool:
         reliability = (
