@@ -24,7 +24,7 @@ def _leave_without_collecting() -> None:
     interpreter's exit skips the cycle collections over them.
 
     Those collections walk the ~80,000 objects of Django, numpy and the command's own data and
-    free what they find, which the ending process does not need: they took 0.1-0.3 s of each
+    free what they find, which the ending process does not need: they took 0.1-0.5 s of each
     command's exit (benchmarks/README.md, "A command's exit without the cycle collections").
     Django has closed the database connections already (`BaseCommand.run_from_argv`); objects
     outside reference cycles are still freed as the interpreter exits, and the standard
