@@ -1360,8 +1360,14 @@ def _scores_split_half_by_group(
         for label, items in members.items()
         if (np.bincount(ra[items[it]], minlength=n_raters) > 0).all()
     ]
-    found = _scores_split_half(
-        it, ra, va, n_items, [members[label] for label in everyone], splits, seed, min_items
+    # None of them when each rater answered one group only (a crowd's one-grade raters): then
+    # no halves of all the raters are dealt, which every split would count for no set.
+    found = (
+        _scores_split_half(
+            it, ra, va, n_items, [members[label] for label in everyone], splits, seed, min_items
+        )
+        if everyone
+        else []
     )
     out = dict(zip(everyone, found, strict=True))
     everything = [np.ones(n_items, dtype=bool)]

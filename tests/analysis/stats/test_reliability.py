@@ -440,6 +440,32 @@ def test_groups_counted_together_equal_each_groups_answers_alone() -> None:
     )
 
 
+def test_groups_no_rater_answered_all_of_deal_only_their_own_halves(monkeypatch) -> None:
+    """Raters who each rated one group's items (a crowd's one-grade raters): no group is
+    counted with the others, so no halves of all the raters are dealt for them, only each
+    group's own. The groups' figures are those of their answers alone."""
+    item, rater, value = _scores(15, n_raters=40, share=0.6)
+    codes = np.array(["a", "b"])[np.arange(40) % 2]
+    # Raters 0-19 rated only group a's items, raters 20-39 only group b's.
+    keep = (codes[item] == "a") == (rater < 20)
+    item, rater, value = item[keep], rater[keep], value[keep]
+    dealt: list[int] = []
+    real = reliability._half_masks
+
+    def counted(rng: np.random.Generator, n_raters: int, splits: int) -> np.ndarray:
+        dealt.append(n_raters)
+        return real(rng, n_raters, splits)
+
+    monkeypatch.setattr(reliability, "_half_masks", counted)
+    result = by_group(codes, scores=(item, rater, value), splits=20, rounds=20, seed=4)
+    assert sorted(dealt) == [20, 20]
+    for label in ("a", "b"):
+        rows = codes[item] == label
+        assert result[label].scores == split_half_ranking_scores(
+            item[rows], rater[rows], value[rows], 40, splits=20, seed=4
+        )
+
+
 def test_beside_the_study_the_groups_read_its_random_orders(monkeypatch) -> None:
     """With the whole study asked for, the ratings are shuffled once per draw for the study
     and all its groups. Each group's ICC and interval are still those of its answers alone;
