@@ -34,7 +34,7 @@ from apps.analysis.services import study_results_request
 from apps.assignments.models import Assignment
 from apps.assignments.selectors import assignment_get_for_rater, scorecard_get_for_rater
 from apps.assignments.services import assignment_complete
-from apps.core.compiled import CompiledInsert
+from apps.core.compiled import CompiledInsert, CompiledRows
 from apps.core.errors import Conflict, DomainError, NotFound, SessionExpired
 from apps.judgments.models import (
     EarlyAnswer,
@@ -241,6 +241,15 @@ def _order_error(question: Question, missing: list[Question]) -> DomainError:
 _NEW_SCORE_RESPONSE = CompiledInsert(ScoreResponse)
 _NEW_PAIR_JUDGMENT = CompiledInsert(PairJudgment)
 _NEW_TURING_JUDGMENT = CompiledInsert(TuringJudgment)
+_NEW_SCORE_ANSWERS = CompiledRows(
+    ScoreAnswer, ("response_id", "question_id", "value", "answered_at", "received_at")
+)
+# Sent again, an early answer replaces the one stored (its value and times).
+_EARLY_ANSWERS_STORED = CompiledRows(
+    EarlyAnswer,
+    ("assignment_id", "question_id", "value", "answered_at", "received_at"),
+    upsert=(("assignment", "question"), ("value", "answered_at", "received_at")),
+)
 
 
 def _early(
@@ -333,13 +342,13 @@ def early_answers_submit(
         if missing:
             raise _order_error(known[name], missing)
     handed_out = assignment.created_at
-    EarlyAnswer.objects.bulk_create(
+    _EARLY_ANSWERS_STORED(
         [
-            EarlyAnswer(
-                assignment=assignment,
-                question=known[name],
-                value=float(answer.value or 0),
-                answered_at=_placed(
+            (
+                assignment.pk,
+                known[name].pk,
+                float(answer.value or 0),
+                _placed(
                     answer,
                     active_ms,
                     now,
@@ -348,13 +357,10 @@ def early_answers_submit(
                         + [early[q.name].received_at for q in _prerequisites(known[name])]
                     ),
                 ),
-                received_at=now,
+                now,
             )
             for name, answer in answers.items()
-        ],
-        update_conflicts=True,
-        unique_fields=["assignment", "question"],
-        update_fields=["value", "answered_at", "received_at"],
+        ]
     )
     stored = set(early) | set(answers)
     return [
@@ -414,19 +420,13 @@ def score_response_submit(
     response = _NEW_SCORE_RESPONSE(
         item=assignment.item, **_common(assignment, idempotency_key, active_ms, now)
     )
-    rows = []
+    rows: list[tuple[int, int, float, datetime, datetime]] = []
     not_understood = []
     for question in questions:
         if question.name in early:
             stored = early[question.name]
             rows.append(
-                ScoreAnswer(
-                    response=response,
-                    question=question,
-                    value=stored.value,
-                    answered_at=stored.answered_at,
-                    received_at=stored.received_at,
-                )
+                (response.pk, question.pk, stored.value, stored.answered_at, stored.received_at)
             )
         elif question.name in answers:
             # After the hand-out, and after its prerequisites arrived (a microsecond after:
@@ -450,16 +450,8 @@ def score_response_submit(
                     )
                 )
                 continue
-            rows.append(
-                ScoreAnswer(
-                    response=response,
-                    question=question,
-                    value=answer.value,
-                    answered_at=answered_at,
-                    received_at=now,
-                )
-            )
-    ScoreAnswer.objects.bulk_create(rows)
+            rows.append((response.pk, question.pk, answer.value, answered_at, now))
+    _NEW_SCORE_ANSWERS(rows)
     NotUnderstood.objects.bulk_create(not_understood)
     _finish(assignment, now, _attention_passed(assignment, values))
     return SubmitResult(response.pk, "scorecard", False, assignment.session)

@@ -285,6 +285,110 @@ def test_a_compiled_insert_is_only_for_a_model_of_one_table_with_an_automatic_ke
     assert not Session.objects.exists()
 
 
+# Rows of one table written at once ---------------------------------------------------------
+
+_ANSWER_FIELDS = ("response_id", "question_id", "value", "answered_at", "received_at")
+
+
+def _answer_rows(response, questions, value, at):  # type: ignore[no-untyped-def]
+    return [(response.pk, q.pk, value + n, at, at) for n, q in enumerate(questions)]
+
+
+def test_compiled_rows_store_what_bulk_create_stores(django_assert_num_queries):
+    rows = compiled.CompiledRows(ScoreAnswer, _ANSWER_FIELDS)
+    now = timezone.now()
+    ours, theirs = ScoreResponseFactory(), ScoreResponseFactory()
+    questions = list(Question.objects.filter(rubric=ours.study.rubric).order_by("position")[:3])
+    with django_assert_num_queries(1):
+        rows(_answer_rows(ours, questions, 2, now))
+    ScoreAnswer.objects.bulk_create(
+        [
+            ScoreAnswer(**dict(zip(_ANSWER_FIELDS, row, strict=True)))
+            for row in _answer_rows(theirs, questions, 2, now)
+        ]
+    )
+
+    def stored(response):  # type: ignore[no-untyped-def]
+        return list(
+            ScoreAnswer.objects.filter(response=response)
+            .order_by("question__position")
+            .values_list("question_id", "value", "answered_at", "received_at")
+        )
+
+    assert stored(ours) == stored(theirs)
+    assert [value for _, value, _, _ in stored(ours)] == [2.0, 3.0, 4.0]
+    with django_assert_num_queries(0):
+        rows([])  # nothing to store sends nothing
+
+
+def test_compiled_rows_store_a_column_of_nothing_but_nulls():
+    """A nullable column with no value in any row: an array of NULLs alone has no type, so the
+    statement types each array itself."""
+    rows = compiled.CompiledRows(ScoreAnswer, _ANSWER_FIELDS)
+    response = ScoreResponseFactory()
+    question = Question.objects.filter(rubric=response.study.rubric).first()
+    rows([(response.pk, question.pk, 1.0, None, None)])
+    rows([(ScoreResponseFactory().pk, question.pk, 2.0, None, None)])  # prepared: executed
+    stored = ScoreAnswer.objects.get(response=response)
+    assert (stored.value, stored.answered_at, stored.received_at) == (1.0, None, None)
+
+
+def test_compiled_rows_are_written_once_and_not_by_the_orm(postgres_only):
+    rows = compiled.CompiledRows(ScoreAnswer, _ANSWER_FIELDS)
+    now = timezone.now()
+    first, second = ScoreResponseFactory(), ScoreResponseFactory()
+    questions = list(Question.objects.filter(rubric=first.study.rubric)[:2])
+    with mock.patch.object(
+        SQLInsertCompiler, "as_sql", autospec=True, side_effect=SQLInsertCompiler.as_sql
+    ) as spy:
+        rows(_answer_rows(first, questions, 1, now))
+        with CaptureQueriesContext(connection) as sent:
+            rows(_answer_rows(second, questions, 1, now))
+    assert spy.call_count == 0
+    assert [readable(q["sql"]).split(" SELECT")[0] for q in sent.captured_queries] == [
+        'INSERT INTO "judgments_scoreanswer" ("response_id", "question_id", "value", '
+        '"answered_at", "received_at")'
+    ]
+    assert ScoreAnswer.objects.filter(response__in=[first, second]).count() == 4
+
+
+def test_compiled_rows_upsert_replaces_what_the_unique_fields_already_hold():
+    rows = compiled.CompiledRows(
+        ScoreAnswer,
+        _ANSWER_FIELDS,
+        upsert=(("response", "question"), ("value", "answered_at", "received_at")),
+    )
+    response = ScoreResponseFactory()
+    questions = list(Question.objects.filter(rubric=response.study.rubric)[:2])
+    before, after = timezone.now() - timedelta(seconds=5), timezone.now()
+    rows(_answer_rows(response, questions, 1, before))
+    rows([(response.pk, questions[1].pk, 9.0, after, after)])
+    assert sorted(
+        ScoreAnswer.objects.filter(response=response).values_list("value", "received_at")
+    ) == [(1.0, before), (9.0, after)]
+
+
+def test_a_refused_row_stores_none_of_the_rows(transactional_db):
+    rows = compiled.CompiledRows(ScoreAnswer, _ANSWER_FIELDS)
+    response = ScoreResponseFactory()
+    questions = list(Question.objects.filter(rubric=response.study.rubric)[:2])
+    now = timezone.now()
+    rows(_answer_rows(response, questions[:1], 1, now))
+    # The second row answers the first question again: the unique constraint refuses it.
+    with pytest.raises(IntegrityError), transaction.atomic():
+        rows(_answer_rows(response, [questions[1], questions[0]], 5, now))
+    assert list(ScoreAnswer.objects.filter(response=response).values_list("value")) == [(1.0,)]
+
+
+def test_compiled_rows_name_every_field_but_the_key():
+    response = ScoreResponseFactory()
+    with pytest.raises(CompiledReadError, match="every field but the key"):
+        compiled.CompiledRows(ScoreAnswer, _ANSWER_FIELDS[:-1])([(response.pk, 1, 1.0, None)])
+    with pytest.raises(CompiledReadError, match="attname"):
+        compiled.CompiledRows(ScoreAnswer, ("response", *_ANSWER_FIELDS[1:]))([])
+    assert not ScoreAnswer.objects.exists()
+
+
 # Planned once per connection on PostgreSQL -------------------------------------------------
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 from typing import Any
+from unittest import mock
 
 import pytest
 from django.db import connection
@@ -370,6 +371,32 @@ def test_a_first_answer_spends_no_statement_looking_up_its_key(kind):
     sent = [readable(q["sql"]) for q in queries.captured_queries]
     looked_up = [sql for sql in sent if sql.startswith("SELECT") and KEY in sql]
     assert looked_up == []
+
+
+def test_a_scorecards_rows_are_not_built_by_the_orm_on_each_answer(postgres_only):
+    """A scorecard stores its early answers and then its answers, several rows each: their
+    INSERTs are written once per process (apps/core/compiled.py `CompiledRows`), not compiled
+    by the ORM for every request."""
+    from django.db.models.sql.compiler import SQLInsertCompiler
+
+    study = _study()
+    first_rater, first = _enrolled(study)
+    _submit(first_rater, first)  # the process's first: its statements are written here
+    rater, assignment = _enrolled(study)
+    with mock.patch.object(
+        SQLInsertCompiler, "as_sql", autospec=True, side_effect=SQLInsertCompiler.as_sql
+    ) as compiled:
+        _submit(rater, assignment, idempotency_key="key-0002-bbbb")
+    assert compiled.call_count == 0
+    answers = ScoreAnswer.objects.filter(response__rater=rater)
+    assert sorted(answers.values_list("question__name", "value")) == sorted(
+        (name, float(a["value"])) for name, a in ANSWERS.items()
+    )
+    early = EarlyAnswer.objects.filter(assignment=assignment)
+    assert sorted(early.values_list("question__name", "value")) == [
+        ("coherence", 4.0),
+        ("surprise", 3.0),
+    ]
 
 
 def test_same_idempotency_key_from_another_rater_is_a_conflict():
