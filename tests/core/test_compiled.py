@@ -352,6 +352,21 @@ def test_compiled_rows_are_written_once_and_not_by_the_orm(postgres_only):
     assert ScoreAnswer.objects.filter(response__in=[first, second]).count() == 4
 
 
+def test_compiled_rows_are_sent_as_written_where_statements_are_not_prepared(
+    postgres_only, settings
+):
+    settings.DB_PREPARED_READS = False
+    rows = compiled.CompiledRows(ScoreAnswer, _ANSWER_FIELDS)
+    response = ScoreResponseFactory()
+    questions = list(Question.objects.filter(rubric=response.study.rubric)[:2])
+    with CaptureQueriesContext(connection) as sent:
+        rows(_answer_rows(response, questions, 1, timezone.now()))
+    (statement,) = [q["sql"] for q in sent.captured_queries]
+    assert statement.startswith('INSERT INTO "judgments_scoreanswer"')
+    assert "UNNEST" in statement
+    assert ScoreAnswer.objects.filter(response=response).count() == 2
+
+
 def test_compiled_rows_upsert_replaces_what_the_unique_fields_already_hold():
     rows = compiled.CompiledRows(
         ScoreAnswer,
