@@ -238,8 +238,11 @@ class PreparedRead:
     parameters' types must be the same on every call: PostgreSQL fixes them when it prepares.
     """
 
-    def __init__(self, sql: str) -> None:
+    def __init__(self, sql: str, casts: Sequence[str] = ()) -> None:
+        """`casts`: each parameter's type, written in the EXECUTE as well (see
+        `_prepared_statement`), for values whose type the driver cannot tell."""
         self.sql = sql
+        self._casts = tuple(casts)
         self._prepared: _Prepared | None = None
 
     def run(self, run: Callable[[str], T], n_params: int) -> T:
@@ -247,7 +250,7 @@ class PreparedRead:
         if connection.vendor != "postgresql" or not settings.DB_PREPARED_READS:
             return run(self.sql)
         if self._prepared is None:
-            self._prepared = _prepared_statement(self.sql, n_params)
+            self._prepared = _prepared_statement(self.sql, n_params, self._casts)
         connection.ensure_connection()
         return _run_prepared(connection, self._prepared, run)
 
@@ -450,8 +453,7 @@ class CompiledRows:
         self._names = tuple(fields)
         self._upsert = upsert
         self._fields: list[Any] = []
-        self._prepared: _Prepared | None = None
-        self._sql = ""
+        self._statement: PreparedRead | None = None
 
     def _check(self) -> None:
         meta = self._model._meta
@@ -473,7 +475,7 @@ class CompiledRows:
         ):
             raise CompiledReadError(f"{meta.label}: a field sets its own value on save")
 
-    def _statement(self, connection: Any) -> str:
+    def _written(self, connection: Any) -> PreparedRead:
         quote = connection.ops.quote_name
         meta = self._model._meta
         columns = ", ".join(quote(f.column) for f in self._fields)
@@ -487,7 +489,8 @@ class CompiledRows:
                 f"{quote(by_name[n].column)} = EXCLUDED.{quote(by_name[n].column)}" for n in update
             )
             sql += f" ON CONFLICT ({target}) DO UPDATE SET {sets}"
-        return sql
+        # Typed in the EXECUTE too: an array of NULLs alone would be text[].
+        return PreparedRead(sql, casts=[f"{f.db_type(connection)}[]" for f in self._fields])
 
     def __call__(self, rows: Sequence[Sequence[Any]]) -> None:
         if not self._fields:
@@ -498,22 +501,14 @@ class CompiledRows:
         if connection.vendor != "postgresql":
             self._by_the_orm(rows)
             return
-        if not self._sql:
-            self._sql = self._statement(connection)
+        if self._statement is None:
+            self._statement = self._written(connection)
         columns = [
             [field.get_db_prep_save(value, connection) for value in column]
             for field, column in zip(self._fields, zip(*rows, strict=True), strict=True)
         ]
         with transaction.mark_for_rollback_on_error(), connection.cursor() as cursor:
-            if not settings.DB_PREPARED_READS:
-                cursor.execute(self._sql, columns)
-                return
-            if self._prepared is None:
-                # Typed in the EXECUTE too: an array of NULLs alone would be text[].
-                types = [f"{f.db_type(connection)}[]" for f in self._fields]
-                self._prepared = _prepared_statement(self._sql, len(types), casts=types)
-            connection.ensure_connection()
-            _run_prepared(connection, self._prepared, lambda sent: cursor.execute(sent, columns))
+            self._statement.run(lambda sent: cursor.execute(sent, columns), len(columns))
 
     def _by_the_orm(self, rows: Sequence[Sequence[Any]]) -> None:
         objs = [self._model(**dict(zip(self._names, row, strict=True))) for row in rows]
